@@ -1,0 +1,55 @@
+# cosched: top-level entry points.  Everything heavy (kernel trees, builds,
+# the rootfs, test results) lives in $(COSCHED_CACHE), outside the checkout.
+#
+#   make demo     boot the patched kernel, show coscheduling, power off
+#   make test     host unit tests + guest tests in QEMU ("N passed, N failed")
+#   make run      boot the patched kernel to a root login on this terminal
+#
+# KERNEL=stock runs demo/test/run on the unpatched kernel (same config).
+
+COSCHED_CACHE ?= $(HOME)/.cache/cosched
+KERNEL ?= patched
+export COSCHED_CACHE KERNEL
+
+.PHONY: all deps kernel kernel-patched kernel-stock image run demo test \
+	check-host daemon clean distclean help
+
+all: kernel image
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+deps:
+	@scripts/deps.sh
+
+kernel: kernel-patched kernel-stock
+
+kernel-patched kernel-stock: deps
+	@kernel/build.sh $(@:kernel-%=%)
+
+daemon: deps
+	$(MAKE) -C daemon
+
+image: deps
+	@image/build.sh
+
+run: deps
+	@kernel/build.sh $(KERNEL) && image/build.sh && \
+		scripts/boot-guest.sh shell $(KERNEL) $(COSCHED_CACHE)/results/run
+
+demo: deps
+	@kernel/build.sh $(KERNEL) && image/build.sh && \
+		scripts/boot-guest.sh demo $(KERNEL) $(COSCHED_CACHE)/results/demo
+
+test:
+	@tests/run.sh
+
+check-host:
+	@GUEST=0 tests/run.sh
+
+clean:
+	-$(MAKE) -C daemon clean
+	-$(MAKE) -C tests/tools clean
+
+distclean: clean
+	rm -rf $(COSCHED_CACHE)

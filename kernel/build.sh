@@ -1,0 +1,132 @@
+#!/bin/bash
+# Build the guest kernel out of tree, in a cache folder outside the checkout.
+#
+#   kernel/build.sh patched   Debian's 6.1 tree + kernel/series
+#   kernel/build.sh stock     the same tree, no patches, identical config
+#
+# The source tree is a git repository in the cache: a pristine commit of
+# the tarball, then one commit per patch.  When the series changes the tree
+# is reset to the pristine commit and the series is applied again; git only
+# rewrites files whose content changes, so make rebuilds only what changed.
+# Output: $COSCHED_CACHE/out/<flavour>/{bzImage,release,version}.
+set -euo pipefail
+
+FLAVOUR=${1:?usage: kernel/build.sh patched|stock}
+case $FLAVOUR in patched|stock) ;; *) echo "kernel: unknown flavour '$FLAVOUR'" >&2; exit 2;; esac
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
+TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+SRC=$CACHE/src-$FLAVOUR
+BUILD=$CACHE/build-$FLAVOUR
+OUT=$CACHE/out/$FLAVOUR
+JOBS=${JOBS:-$(($(nproc) + 1))}
+FRAGMENTS="$HERE/config/base-trim.config $HERE/config/guest.config $HERE/config/debug.config $HERE/config/cosched.config"
+
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+# The kernel build embeds paths and time; make ccache ignore what it can.
+export CCACHE_BASEDIR=$CACHE
+export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
+export KBUILD_BUILD_USER=cosched KBUILD_BUILD_HOST=cosched
+
+die() { echo "kernel: $*" >&2; exit 1; }
+
+[ -r "$TARBALL" ] || die "$TARBALL missing: run 'make deps' (package linux-source-6.1)"
+mkdir -p "$CACHE" "$OUT"
+
+tar_id=$(stat -c '%s-%Y' "$TARBALL")
+if [ "$FLAVOUR" = patched ]; then
+	series_id=$(cd "$HERE" && { cat series; grep -v '^\s*\(#\|$\)' series |
+		sed 's|^|patches/|' | xargs -r cat; } | sha256sum | cut -c1-16)
+else
+	series_id=none
+fi
+src_key="$tar_id $series_id"
+
+extract() {
+	echo "kernel: extracting $(basename "$TARBALL") into $SRC"
+	rm -rf "$SRC" "$SRC.tmp"
+	mkdir -p "$SRC.tmp"
+	tar -xf "$TARBALL" -C "$SRC.tmp" --strip-components=1
+	git -C "$SRC.tmp" init -q
+	git -C "$SRC.tmp" -c user.name=cosched -c user.email=cosched@localhost \
+		add -A -f
+	git -C "$SRC.tmp" -c user.name=cosched -c user.email=cosched@localhost \
+		commit -q -m "pristine $(basename "$TARBALL") $tar_id"
+	git -C "$SRC.tmp" tag pristine
+	echo "$tar_id" > "$SRC.tmp/.cosched-tarball"
+	mv "$SRC.tmp" "$SRC"
+}
+
+apply_series() {
+	local p n=0
+	git -C "$SRC" reset -q --hard pristine
+	git -C "$SRC" clean -q -fdx -e .cosched-tarball
+	while read -r p; do
+		case $p in ''|'#'*) continue;; esac
+		[ -r "$HERE/patches/$p" ] || die "series names $p, which is not in kernel/patches/"
+		if ! git -C "$SRC" apply --index --whitespace=nowarn "$HERE/patches/$p" 2>"$CACHE/apply.err"; then
+			cat "$CACHE/apply.err" >&2
+			die "patch $p does not apply (patch $((n + 1)) of the series)"
+		fi
+		git -C "$SRC" -c user.name=cosched -c user.email=cosched@localhost \
+			commit -q -m "$p"
+		n=$((n + 1))
+	done < "$HERE/series"
+	echo "kernel: applied $n patches"
+}
+
+t0=$(date +%s)
+if [ ! -e "$SRC/.cosched-tarball" ] || [ "$(cat "$SRC/.cosched-tarball")" != "$tar_id" ]; then
+	extract
+fi
+if [ "$(cat "$SRC/.cosched-series" 2>/dev/null)" != "$src_key" ]; then
+	rm -f "$SRC/.cosched-series"
+	apply_series
+	echo "$src_key" > "$SRC/.cosched-series"
+fi
+# Keep the marker files out of git's way.
+grep -qx '.cosched-\*' "$SRC/.git/info/exclude" 2>/dev/null ||
+	echo '.cosched-*' >> "$SRC/.git/info/exclude"
+
+# Configure: defconfig + kvm_guest.config + our fragments.  The result is
+# installed only if it differs, so an unchanged config costs no rebuild.
+mkdir -p "$BUILD" "$BUILD/cfg"
+make -s -C "$SRC" O="$BUILD/cfg" defconfig >/dev/null
+"$SRC/scripts/kconfig/merge_config.sh" -m -O "$BUILD/cfg" "$BUILD/cfg/.config" \
+	"$SRC/kernel/configs/kvm_guest.config" $FRAGMENTS >/dev/null
+make -s -C "$SRC" O="$BUILD/cfg" olddefconfig >/dev/null
+if ! cmp -s "$BUILD/cfg/.config" "$BUILD/.config"; then
+	cp "$BUILD/cfg/.config" "$BUILD/.config"
+	echo "kernel: config updated"
+fi
+for sym in MODULES VIRTIO_BLK EXT4_FS NET_9P_VIRTIO SCHED_SMT CGROUP_SCHED; do
+	grep -qx "CONFIG_$sym=y" "$BUILD/.config" || [ $sym = MODULES ] ||
+		die "config lost CONFIG_$sym=y (check kernel/config/)"
+done
+if [ "$FLAVOUR" = patched ] && grep -q 'config COSCHEDULING' "$SRC/init/Kconfig" "$SRC"/kernel/Kconfig.* 2>/dev/null; then
+	grep -qx 'CONFIG_COSCHEDULING=y' "$BUILD/.config" || die "CONFIG_COSCHEDULING did not stick"
+fi
+
+stamp="$src_key $(sha256sum < "$BUILD/.config" | cut -c1-16) $(sha256sum < "$0" | cut -c1-16)"
+if [ -e "$OUT/bzImage" ] && [ "$(cat "$OUT/stamp" 2>/dev/null)" = "$stamp" ]; then
+	echo "kernel: $FLAVOUR $(cat "$OUT/release") up to date"
+	exit 0
+fi
+
+echo "kernel: building $FLAVOUR with -j$JOBS (log: $BUILD/build.log)"
+if ! make -C "$SRC" O="$BUILD" -j"$JOBS" CC="ccache gcc" LOCALVERSION="-$FLAVOUR" \
+		bzImage > "$BUILD/build.log" 2>&1; then
+	grep -E 'error|Error' "$BUILD/build.log" | head -20 >&2
+	die "build of $FLAVOUR failed, see $BUILD/build.log"
+fi
+grep -E '^[^ ]*: warning:' "$BUILD/build.log" | sort -u | head -20 || true
+
+cp "$BUILD/arch/x86/boot/bzImage" "$OUT/bzImage.tmp"
+mv "$OUT/bzImage.tmp" "$OUT/bzImage"
+cp "$BUILD/.config" "$OUT/config"
+cat "$BUILD/include/config/kernel.release" > "$OUT/release"
+sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' "$BUILD/include/generated/compile.h" > "$OUT/version"
+echo "$stamp" > "$OUT/stamp"
+echo "kernel: built $FLAVOUR $(cat "$OUT/release") $(cat "$OUT/version") in $(($(date +%s) - t0)) s"

@@ -1,0 +1,137 @@
+#!/bin/bash
+# The project's test command (README, .ci/run): host unit tests, then the
+# guest tests booted in QEMU, one line per test, then "N passed, N failed".
+#
+#   KERNEL=patched|stock   kernel to boot (default patched)
+#   TESTS="00-smoke 20-exclusion"   run only these guest tests
+#   HOST=0 / GUEST=0       skip the host or the guest part
+#
+# Exit status is non-zero if any test failed, a guest did not come up or
+# finish, or a guest kernel log shows a warning, BUG, lockdep report, Oops
+# or hung task.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
+export COSCHED_CACHE=$CACHE
+KERNEL=${KERNEL:-patched}
+RESULTS=$CACHE/results/$(date +%Y%m%d-%H%M%S)-$KERNEL
+mkdir -p "$RESULTS"
+ln -sfn "$RESULTS" "$CACHE/results/latest"
+
+passed=0 failed=0
+phases=()
+result() { # VERDICT NAME DETAIL
+	printf '%s %-32s %s\n' "$1" "$2" "${3:-}" | tee -a "$RESULTS/summary"
+	if [ "$1" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+phase_start() { phase_name=$1; phase_t0=$(date +%s); echo "--- $1"; }
+phase_end() { phases+=("$phase_name $(($(date +%s) - phase_t0)) s"); }
+finish() {
+	echo "--- phase times: $(IFS=,; echo "${phases[*]}" | sed 's/,/, /g')"
+	echo "--- results and guest kernel logs: $RESULTS"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+phase_start deps
+"$TOP/scripts/deps.sh" || { result FAIL setup/deps "apt-get failed"; phase_end; finish; }
+phase_end
+
+# Host unit tests: every suite prints "PASS name" / "FAIL name" lines.
+if [ "${HOST:-1}" = 1 ]; then
+	phase_start host
+	for suite in daemon tests/tools; do
+		[ -e "$TOP/$suite/Makefile" ] || continue
+		log=$RESULTS/host-${suite//\//-}.log
+		make -s -C "$TOP/$suite" check > "$log" 2>&1
+		rc=$?
+		n=0
+		while read -r verdict name detail; do
+			result "$verdict" "host/$name" "$detail"
+			n=$((n + 1))
+		done < <(grep -E '^(PASS|FAIL) ' "$log")
+		if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$log"; then
+			result FAIL "host/$suite" "make check failed (exit $rc): $(tail -1 "$log")"
+		elif [ $n -eq 0 ]; then
+			result FAIL "host/$suite" "make check ran no tests"
+		fi
+	done
+	phase_end
+fi
+
+[ "${GUEST:-1}" = 1 ] || finish
+
+phase_start "kernel-$KERNEL"
+if ! "$TOP/kernel/build.sh" "$KERNEL" 2>&1 | tee "$RESULTS/kernel-build.out"; then
+	result FAIL "setup/kernel-$KERNEL" "$(tail -1 "$RESULTS/kernel-build.out")"
+	phase_end; finish
+fi
+phase_end
+
+phase_start image
+if ! "$TOP/image/build.sh" 2>&1 | tee "$RESULTS/image-build.out"; then
+	result FAIL setup/image "$(tail -1 "$RESULTS/image-build.out")"
+	phase_end; finish
+fi
+phase_end
+
+# Group the guest tests by their "# boot:" arguments: one boot per group.
+declare -A groups=()
+order=()
+for f in "$TOP"/tests/guest/[0-9][0-9]-*.sh; do
+	name=$(basename "$f" .sh)
+	if [ -n "${TESTS:-}" ] && ! [[ " $TESTS " == *" $name "* ]]; then
+		continue
+	fi
+	boot=$(sed -n 's/^# boot: *//p' "$f" | head -1)
+	key=${boot:-default}
+	[ -n "${groups[$key]+x}" ] || order+=("$key")
+	groups[$key]+="${groups[$key]:+,}$name"
+done
+
+# What a guest kernel must never print during the tests.
+BAD='WARNING:|BUG:|Oops|general protection fault|Kernel panic|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|blocked for more than|soft lockup|hard LOCKUP|self-detected stall|detected stalls'
+
+phase_start "guest-$KERNEL"
+boot=0
+for key in "${order[@]}"; do
+	boot=$((boot + 1))
+	dir=$RESULTS/boot$boot
+	args=${key/#default/}
+	tests=${groups[$key]}
+	mkdir -p "$dir"
+	timeout=120
+	for t in ${tests//,/ }; do
+		l=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$TOP/tests/guest/$t.sh" | head -1)
+		timeout=$((timeout + ${l:-300}))
+	done
+	echo "boot $boot: ${args:-default args}: $tests"
+	# shellcheck disable=SC2086
+	TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
+		"cosched.tests=$tests" $args
+	if [ -e "$dir/error" ]; then
+		result FAIL "guest/boot$boot" "$(cat "$dir/error"); console: $dir/console.log"
+	fi
+	for t in ${tests//,/ }; do
+		line=$(grep -E "^(PASS|FAIL) $t:" "$dir/results" 2>/dev/null | head -1)
+		if [ -n "$line" ]; then
+			result "${line%% *}" "guest/$t" "${line#* "$t": }"
+		else
+			result FAIL "guest/$t" "no result (see $dir/console.log)"
+		fi
+	done
+	klog=$dir/dmesg.txt
+	[ -s "$klog" ] || klog=$dir/console.log
+	cp "$klog" "$dir/kernel.log" 2>/dev/null
+	bad=$(grep -hE "$BAD" "$dir/kernel.log" "$dir/console.log" 2>/dev/null | head -3)
+	if [ -n "$bad" ]; then
+		result FAIL "guest/kernel-log-boot$boot" "$(echo "$bad" | head -1 | cut -c1-160)"
+	else
+		result PASS "guest/kernel-log-boot$boot" "clean: no warning, BUG, lockdep, Oops, hung task ($(cat "$dir/seconds" 2>/dev/null) s)"
+	fi
+done
+[ $boot -gt 0 ] || result FAIL guest/selection "no guest test matches TESTS='${TESTS:-}'"
+phase_end
+finish
