@@ -1,0 +1,995 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * corun - measure which pinned spinner tasks really ran at the same time.
+ *
+ * Each task is a child process that joins a cgroup (writes its pid into
+ * <cgroup-root>/<path>/cgroup.procs), pins itself to one CPU, waits at a
+ * shared-memory start barrier and then spins in a tight
+ * clock_gettime(CLOCK_MONOTONIC) loop.  Consecutive clock reads closer
+ * than --gap-us belong to one running segment; a longer gap means the task
+ * was not running (descheduled, or its vCPU was) and ends the segment.
+ * Segments go into preallocated shared memory.  Afterwards the parent
+ * prints per task its run time and per pair of tasks the time both ran at
+ * once (the intersection of their segment sets), per group (tasks with the
+ * same group label, by default the cgroup path) the union of its tasks,
+ * and per pair of groups the time they ran at once.
+ *
+ * Output: lines starting with "# " are for humans; every other line is a
+ * machine-readable record "KIND ID key=value ...":
+ *   run summary window_us=... gap_us=... tasks=N ok=0|1
+ *   task NAME cpu=.. group=.. run_us=.. share_pct=.. run_pct_of_window=..
+ *        segments=.. max_gap_us=.. loop_ns=.. migrations=.. overflow=..
+ *   pair A,B overlap_us=.. overlap_pct_of_a=.. overlap_pct_of_b=..
+ *        overlap_pct_of_min=.. union_us=.. corun_pct_of_union=..
+ *   group G tasks=a+b run_us=.. share_pct=.. union_us=.. all_us=..
+ *        all_pct_of_union=..
+ *   gpair G,H overlap_us=.. overlap_pct_of_min=.. overlap_pct_of_g=..
+ *        overlap_pct_of_h=.. pairsum_us=.. pairsum_pct_of_min=..
+ * All times in microseconds over the common measurement window.
+ * Exit status: 0 = measured, 1 = usage or set-up error, 2 = measured but
+ * suspect (segment overflow, a task that did not finish, a migration).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_TASKS 64
+
+/* A closed interval of time [s, e] in ns; length e - s. */
+struct seg {
+	int64_t s, e;
+};
+
+struct seglist {
+	struct seg *v;
+	size_t n, cap;
+};
+
+/*
+ * Recorder state of one task, in shared memory.  Written only by the
+ * child; read by the parent after the child exited (or was killed, in
+ * which case cur_* hold the segment that was still open).
+ */
+struct rec {
+	int64_t gap_ns;
+	int64_t win_start, win_end;	/* record only inside the window */
+	size_t max;			/* capacity of segs[] */
+	size_t n;			/* closed segments in segs[] */
+	int open;			/* a segment is open: cur_s..cur_e */
+	int64_t cur_s, cur_e;
+	int64_t last;			/* last clock read, 0 = none yet */
+	int64_t max_gap;		/* longest gap seen inside the window */
+	uint64_t overflow;		/* segments merged because segs[] was full */
+	uint64_t loops;			/* clock reads inside the window */
+	struct seg *segs;
+};
+
+struct task {
+	char name[64];
+	int cpu;
+	char cgroup[512];	/* "" = do not move */
+	char group[128];
+};
+
+/* Shared control block, followed by per-task struct slot and segments. */
+struct shared {
+	atomic_int ready;
+	atomic_int failed;
+	atomic_int go;
+	int64_t start_ns, end_ns;
+	struct slot {
+		struct rec rec;
+		int done;
+		int migrations;
+		int bad_cpu;
+		char err[256];
+	} slot[MAX_TASKS];
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- */
+/* Recorder: pure logic, fed with clock reads (tested by --self-test). */
+
+static void rec_init(struct rec *r, struct seg *buf, size_t max,
+		     int64_t gap_ns, int64_t win_start, int64_t win_end)
+{
+	memset(r, 0, sizeof(*r));
+	r->segs = buf;
+	r->max = max;
+	r->gap_ns = gap_ns;
+	r->win_start = win_start;
+	r->win_end = win_end;
+}
+
+static void rec_close(struct rec *r)
+{
+	if (!r->open)
+		return;
+	if (r->n < r->max) {
+		r->segs[r->n].s = r->cur_s;
+		r->segs[r->n].e = r->cur_e;
+		r->n++;
+		r->open = 0;
+	}
+	/* Full: keep the segment open; rec_feed merges into it. */
+}
+
+/* Feed one clock read t (monotonic, in ns).  Returns 1 past the window. */
+static int rec_feed(struct rec *r, int64_t t)
+{
+	int64_t prev = r->last;
+
+	r->last = t;
+	if (t < r->win_start)
+		return 0;
+	if (t >= r->win_end) {
+		/* The run may have extended up to the end of the window. */
+		if (r->open && prev && t - prev <= r->gap_ns)
+			r->cur_e = r->win_end;
+		rec_close(r);
+		return 1;
+	}
+	r->loops++;
+	if (r->open && t - prev <= r->gap_ns) {
+		r->cur_e = t;
+		return 0;
+	}
+	if (r->open) {
+		if (t - prev > r->max_gap)
+			r->max_gap = t - prev;
+		rec_close(r);
+		if (r->open) {
+			/* segs[] full: count the gap as running, flag it. */
+			r->overflow++;
+			r->cur_e = t;
+			return 0;
+		}
+	} else if (prev && t - prev > r->gap_ns) {
+		/* First read in the window after a gap: count the part inside. */
+		int64_t g = t - (prev > r->win_start ? prev : r->win_start);
+
+		if (g > r->max_gap)
+			r->max_gap = g;
+	}
+	r->open = 1;
+	/* A task already spinning when the window opened starts at its start. */
+	if (prev && prev < r->win_start && t - prev <= r->gap_ns)
+		r->cur_s = r->win_start;
+	else
+		r->cur_s = t;
+	r->cur_e = t;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Segment lists: sorted, disjoint.                                  */
+
+static void sl_push(struct seglist *l, int64_t s, int64_t e)
+{
+	if (e < s)
+		return;
+	if (l->n && s <= l->v[l->n - 1].e) {	/* overlapping or touching */
+		if (e > l->v[l->n - 1].e)
+			l->v[l->n - 1].e = e;
+		return;
+	}
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v) {
+			perror("corun: realloc");
+			exit(1);
+		}
+	}
+	l->v[l->n].s = s;
+	l->v[l->n].e = e;
+	l->n++;
+}
+
+static void sl_free(struct seglist *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int64_t sl_len(const struct seglist *l)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		sum += l->v[i].e - l->v[i].s;
+	return sum;
+}
+
+static struct seglist sl_copy(const struct seg *v, size_t n)
+{
+	struct seglist l = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		sl_push(&l, v[i].s, v[i].e);
+	return l;
+}
+
+static struct seglist sl_union(const struct seglist *a, const struct seglist *b)
+{
+	struct seglist l = { 0 };
+	size_t i = 0, j = 0;
+
+	while (i < a->n || j < b->n) {
+		if (j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s)) {
+			sl_push(&l, a->v[i].s, a->v[i].e);
+			i++;
+		} else {
+			sl_push(&l, b->v[j].s, b->v[j].e);
+			j++;
+		}
+	}
+	return l;
+}
+
+static struct seglist sl_intersect(const struct seglist *a,
+				   const struct seglist *b)
+{
+	struct seglist l = { 0 };
+	size_t i = 0, j = 0;
+
+	while (i < a->n && j < b->n) {
+		int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+
+		if (s < e)
+			sl_push(&l, s, e);
+		if (a->v[i].e < b->v[j].e)
+			i++;
+		else
+			j++;
+	}
+	return l;
+}
+
+static int64_t sl_overlap(const struct seglist *a, const struct seglist *b)
+{
+	struct seglist l = sl_intersect(a, b);
+	int64_t len = sl_len(&l);
+
+	sl_free(&l);
+	return len;
+}
+
+/* ---------------------------------------------------------------- */
+/* Self-test.                                                        */
+
+static int st_fail;
+
+static void st_check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok)
+		return;
+	st_fail++;
+	va_start(ap, fmt);
+	fprintf(stderr, "self-test FAIL: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static struct seglist st_list(const int64_t *p, size_t npairs)
+{
+	struct seglist l = { 0 };
+
+	for (size_t i = 0; i < npairs; i++)
+		sl_push(&l, p[2 * i], p[2 * i + 1]);
+	return l;
+}
+
+static void st_case(const char *what, const int64_t *a, size_t na,
+		    const int64_t *b, size_t nb, int64_t want_i, int64_t want_u)
+{
+	struct seglist la = st_list(a, na), lb = st_list(b, nb);
+	struct seglist i = sl_intersect(&la, &lb), u = sl_union(&la, &lb);
+	struct seglist i2 = sl_intersect(&lb, &la), u2 = sl_union(&lb, &la);
+
+	st_check(sl_len(&i) == want_i, "%s: intersection %" PRId64 " != %" PRId64,
+		 what, sl_len(&i), want_i);
+	st_check(sl_len(&u) == want_u, "%s: union %" PRId64 " != %" PRId64,
+		 what, sl_len(&u), want_u);
+	st_check(sl_len(&i2) == want_i && sl_len(&u2) == want_u,
+		 "%s: not symmetric", what);
+	st_check(sl_len(&la) + sl_len(&lb) == want_i + want_u,
+		 "%s: |a|+|b| != |a^b|+|avb|", what);
+	sl_free(&la); sl_free(&lb); sl_free(&i); sl_free(&u);
+	sl_free(&i2); sl_free(&u2);
+}
+
+/* Random lists on a discrete time line, checked against a bitmap. */
+static void st_random(void)
+{
+	enum { T = 400 };
+	unsigned int seed = 12345;
+
+	for (int round = 0; round < 2000; round++) {
+		unsigned char ba[T] = { 0 }, bb[T] = { 0 };
+		struct seglist la = { 0 }, lb = { 0 };
+		int64_t bi = 0, bu = 0;
+
+		for (int w = 0; w < 2; w++) {
+			struct seglist *l = w ? &lb : &la;
+			unsigned char *bm = w ? bb : ba;
+			int64_t t = rand_r(&seed) % 20;
+
+			while (t < T) {
+				int64_t len = rand_r(&seed) % 30;
+				int64_t e = t + len < T ? t + len : T;
+
+				sl_push(l, t, e);
+				for (int64_t k = t; k < e; k++)
+					bm[k] = 1;
+				t = e + rand_r(&seed) % 40;
+			}
+		}
+		for (int k = 0; k < T; k++) {
+			bi += ba[k] && bb[k];
+			bu += ba[k] || bb[k];
+		}
+		st_check(sl_overlap(&la, &lb) == bi,
+			 "random round %d: overlap %" PRId64 " != %" PRId64,
+			 round, sl_overlap(&la, &lb), bi);
+		struct seglist u = sl_union(&la, &lb);
+
+		st_check(sl_len(&u) == bu, "random round %d: union %" PRId64
+			 " != %" PRId64, round, sl_len(&u), bu);
+		for (size_t k = 1; k < u.n; k++)
+			st_check(u.v[k - 1].e < u.v[k].s,
+				 "random round %d: union not disjoint", round);
+		sl_free(&u); sl_free(&la); sl_free(&lb);
+	}
+}
+
+static void st_recorder(void)
+{
+	struct seg buf[4];
+	struct rec r;
+
+	/* gap 50, window [100, 1000) */
+	rec_init(&r, buf, 4, 50, 100, 1000);
+	const int64_t t1[] = { 60, 90, 120, 150, 400, 420, 430, 900, 950, 990,
+			       1010 };
+	int done = 0;
+
+	for (size_t k = 0; k < sizeof(t1) / sizeof(t1[0]); k++)
+		done = rec_feed(&r, t1[k]);
+	st_check(done == 1, "recorder: not done after window end");
+	st_check(r.n == 3, "recorder: %zu segments, want 3", r.n);
+	if (r.n == 3) {
+		/* Spinning since 60 (gap 30 to 90, 30 to 120): starts at 100. */
+		st_check(buf[0].s == 100 && buf[0].e == 150,
+			 "recorder: seg0 [%" PRId64 ",%" PRId64 "] want [100,150]",
+			 buf[0].s, buf[0].e);
+		st_check(buf[1].s == 400 && buf[1].e == 430,
+			 "recorder: seg1 [%" PRId64 ",%" PRId64 "] want [400,430]",
+			 buf[1].s, buf[1].e);
+		/* Still spinning at the end (990 -> 1010): ends at 1000. */
+		st_check(buf[2].s == 900 && buf[2].e == 1000,
+			 "recorder: seg2 [%" PRId64 ",%" PRId64 "] want [900,1000]",
+			 buf[2].s, buf[2].e);
+	}
+	st_check(r.max_gap == 470, "recorder: max gap %" PRId64 " want 470",
+		 r.max_gap);
+	st_check(r.overflow == 0, "recorder: overflow without need");
+
+	/* A task that starts late, and one last read long before the end. */
+	rec_init(&r, buf, 4, 50, 100, 1000);
+	const int64_t t2[] = { 300, 310, 700, 2000 };
+
+	for (size_t k = 0; k < sizeof(t2) / sizeof(t2[0]); k++)
+		rec_feed(&r, t2[k]);
+	st_check(r.n == 2 && buf[0].s == 300 && buf[0].e == 310 &&
+		 buf[1].s == 700 && buf[1].e == 700,
+		 "recorder: late start / early end wrong (n=%zu)", r.n);
+
+	/* Overflow: capacity 2, four segments -> last two merged, flagged. */
+	rec_init(&r, buf, 2, 50, 0, 1000);
+	const int64_t t3[] = { 10, 20, 200, 210, 400, 410, 600, 610, 1001 };
+
+	for (size_t k = 0; k < sizeof(t3) / sizeof(t3[0]); k++)
+		rec_feed(&r, t3[k]);
+	/* [10,20] and [200,210] stored; [400,410] and [600,610] merged. */
+	st_check(r.overflow == 1, "recorder: overflow %" PRIu64 " want 1",
+		 r.overflow);
+	st_check(r.n == 2 && buf[1].s == 200 && buf[1].e == 210 && r.open &&
+		 r.cur_s == 400 && r.cur_e == 610,
+		 "recorder: overflow segment wrong (n=%zu)", r.n);
+}
+
+static int self_test(void)
+{
+	const int64_t a1[] = { 0, 10, 20, 30 }, b1[] = { 5, 25 };
+	const int64_t a2[] = { 0, 10 }, b2[] = { 10, 20 };
+	const int64_t a3[] = { 0, 100 }, b3[] = { 10, 20, 30, 40, 90, 120 };
+	const int64_t a4[] = { 0, 10, 20, 30, 40, 50 }, b4[] = { 0, 10, 20, 30, 40, 50 };
+	const int64_t a5[] = { 0, 10 };
+	const int64_t a6[] = { 0, 5, 5, 10 }, b6[] = { 2, 8 };
+
+	st_case("partial", a1, 2, b1, 1, 10, 30);
+	st_case("touching", a2, 1, b2, 1, 0, 20);
+	st_case("contained", a3, 1, b3, 3, 30, 120);
+	st_case("identical", a4, 3, b4, 3, 30, 30);
+	st_case("empty", a5, 1, NULL, 0, 0, 10);
+	st_case("coalesced", a6, 2, b6, 1, 6, 10);
+	st_random();
+	st_recorder();
+	if (st_fail) {
+		printf("self-test: %d check(s) failed\n", st_fail);
+		return 1;
+	}
+	printf("self-test: ok\n");
+	return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Measurement.                                                      */
+
+static void child_fail(struct slot *sl, struct shared *sh, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sl->err, sizeof(sl->err), fmt, ap);
+	va_end(ap);
+	atomic_fetch_add(&sh->failed, 1);
+	_exit(1);
+}
+
+static void child(struct shared *sh, struct slot *sl, const struct task *t,
+		  const char *cgroot, int no_cgroup)
+{
+	struct rec *r = &sl->rec;
+	cpu_set_t set;
+
+	if (!no_cgroup && t->cgroup[0]) {
+		char path[1024];
+		char pid[32];
+		int fd, len;
+
+		snprintf(path, sizeof(path), "%s/%s/cgroup.procs", cgroot,
+			 t->cgroup);
+		fd = open(path, O_WRONLY);
+		if (fd < 0)
+			child_fail(sl, sh, "open %s: %s", path, strerror(errno));
+		len = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+		if (write(fd, pid, len) != len)
+			child_fail(sl, sh, "write pid to %s: %s", path,
+				   strerror(errno));
+		close(fd);
+	}
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		child_fail(sl, sh, "sched_setaffinity(cpu %d): %s", t->cpu,
+			   strerror(errno));
+	if (sched_getcpu() != t->cpu)
+		child_fail(sl, sh, "pinned to cpu %d but running on %d",
+			   t->cpu, sched_getcpu());
+
+	atomic_fetch_add(&sh->ready, 1);
+	while (!atomic_load(&sh->go)) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	/* Spin through the warm-up, record inside [start_ns, end_ns). */
+	r->win_start = sh->start_ns;
+	r->win_end = sh->end_ns;
+	for (;;) {
+		int64_t t0 = now_ns();
+		int was_open = r->open;
+
+		if (rec_feed(r, t0))
+			break;
+		if (r->open && (!was_open || r->cur_s == t0) &&
+		    t0 >= r->win_start && sched_getcpu() != t->cpu) {
+			sl->migrations++;
+			sl->bad_cpu = sched_getcpu();
+		}
+	}
+	sl->done = 1;
+	_exit(0);
+}
+
+static int parse_task(const char *arg, struct task *t)
+{
+	char buf[1024], *p, *f[4] = { 0 };
+	int n = 0;
+	char *end;
+
+	snprintf(buf, sizeof(buf), "%s", arg);
+	p = buf;
+	while (n < 4) {
+		f[n++] = p;
+		if (n == 4)
+			break;
+		p = strchr(p, ':');
+		if (!p)
+			break;
+		*p++ = '\0';
+	}
+	if (n < 2 || !f[0][0] || strlen(f[0]) >= sizeof(t->name) ||
+	    strpbrk(f[0], ", =+\t")) {
+		fprintf(stderr, "corun: bad --task '%s' (want NAME:CPU[:CGROUP[:GROUP]],"
+			" NAME without , = + or blanks)\n", arg);
+		return -1;
+	}
+	snprintf(t->name, sizeof(t->name), "%s", f[0]);
+	errno = 0;
+	t->cpu = (int)strtol(f[1], &end, 10);
+	if (errno || end == f[1] || *end || t->cpu < 0 || t->cpu >= CPU_SETSIZE) {
+		fprintf(stderr, "corun: bad cpu in --task '%s'\n", arg);
+		return -1;
+	}
+	t->cgroup[0] = '\0';
+	if (f[2] && f[2][0] && strcmp(f[2], "-"))
+		snprintf(t->cgroup, sizeof(t->cgroup), "%s", f[2]);
+	if (f[3] && f[3][0])
+		snprintf(t->group, sizeof(t->group), "%s", f[3]);
+	else
+		snprintf(t->group, sizeof(t->group), "%s",
+			 t->cgroup[0] ? t->cgroup : t->name);
+	if (strpbrk(t->group, ", =\t")) {
+		fprintf(stderr, "corun: group label '%s' must not contain , = or"
+			" blanks\n", t->group);
+		return -1;
+	}
+	return 0;
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static double us(int64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: corun [options] --task NAME:CPU[:CGROUP[:GROUP]] ...\n"
+"       corun --self-test\n"
+"  --task NAME:CPU[:CGROUP[:GROUP]]  spinner pinned to CPU, moved into\n"
+"                      CGROUP (relative to the cgroup root; '-' or empty:\n"
+"                      stay), counted in GROUP (default: CGROUP, else NAME)\n"
+"  --duration SEC      measurement window (default 10)\n"
+"  --warmup SEC        spin before the window opens (default 0.5)\n"
+"  --gap-us US         a gap longer than this ends a segment (default 50)\n"
+"  --max-segments N    per task (default 262144); overflow is reported\n"
+"  --cgroup-root DIR   default /sys/fs/cgroup\n"
+"  --no-cgroup         do not move tasks into cgroups\n"
+"  --dump FILE         write every segment: task start_ns end_ns\n"
+"  --self-test         check the interval arithmetic and recorder\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "task", required_argument, NULL, 't' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "gap-us", required_argument, NULL, 'g' },
+		{ "max-segments", required_argument, NULL, 'm' },
+		{ "cgroup-root", required_argument, NULL, 'r' },
+		{ "no-cgroup", no_argument, NULL, 'n' },
+		{ "dump", required_argument, NULL, 'D' },
+		{ "self-test", no_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static struct task tasks[MAX_TASKS];
+	int ntasks = 0, no_cgroup = 0, c, status = 0;
+	double duration = 10.0, warmup = 0.5, gap_us = 50.0;
+	long max_segs = 262144;
+	const char *cgroot = "/sys/fs/cgroup", *dump = NULL;
+	char *end;
+	pid_t pids[MAX_TASKS];
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (ntasks == MAX_TASKS) {
+				fprintf(stderr, "corun: at most %d tasks\n", MAX_TASKS);
+				return 1;
+			}
+			if (parse_task(optarg, &tasks[ntasks]))
+				return 1;
+			for (int i = 0; i < ntasks; i++)
+				if (!strcmp(tasks[i].name, tasks[ntasks].name)) {
+					fprintf(stderr, "corun: task name '%s' used twice\n",
+						tasks[i].name);
+					return 1;
+				}
+			ntasks++;
+			break;
+		case 'd':
+		case 'w':
+		case 'g': {
+			double v = strtod(optarg, &end);
+
+			if (end == optarg || *end || !(v >= 0) || v > 1e6) {
+				fprintf(stderr, "corun: bad number '%s'\n", optarg);
+				return 1;
+			}
+			if (c == 'd')
+				duration = v;
+			else if (c == 'w')
+				warmup = v;
+			else
+				gap_us = v;
+			break;
+		}
+		case 'm':
+			max_segs = strtol(optarg, &end, 10);
+			if (end == optarg || *end || max_segs < 1 || max_segs > 1L << 26) {
+				fprintf(stderr, "corun: bad --max-segments '%s'\n", optarg);
+				return 1;
+			}
+			break;
+		case 'r':
+			cgroot = optarg;
+			break;
+		case 'n':
+			no_cgroup = 1;
+			break;
+		case 'D':
+			dump = optarg;
+			break;
+		case 'S':
+			return self_test();
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (optind < argc || ntasks == 0 || duration <= 0) {
+		usage(stderr);
+		return 1;
+	}
+
+	size_t seg_bytes = (size_t)max_segs * sizeof(struct seg);
+	size_t total = sizeof(struct shared) + (size_t)ntasks * seg_bytes;
+	struct shared *sh = mmap(NULL, total, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (sh == MAP_FAILED) {
+		perror("corun: mmap");
+		return 1;
+	}
+	memset(sh, 0, sizeof(*sh));
+	for (int i = 0; i < ntasks; i++) {
+		struct seg *buf = (struct seg *)((char *)sh + sizeof(*sh) +
+						 (size_t)i * seg_bytes);
+
+		/* Touch the buffer now so that recording takes no page faults. */
+		memset(buf, 0, seg_bytes);
+		rec_init(&sh->slot[i].rec, buf, (size_t)max_segs,
+			 (int64_t)(gap_us * 1000.0), 0, 0);
+	}
+
+	fflush(stdout);
+	for (int i = 0; i < ntasks; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("corun: fork");
+			for (int k = 0; k < i; k++)
+				kill(pids[k], SIGKILL);
+			return 1;
+		}
+		if (pids[i] == 0)
+			child(sh, &sh->slot[i], &tasks[i], cgroot, no_cgroup);
+	}
+
+	/* Barrier: every child in its cgroup and pinned, or one failed. */
+	int64_t deadline = now_ns() + 10LL * 1000000000LL;
+
+	while (atomic_load(&sh->ready) + atomic_load(&sh->failed) < ntasks &&
+	       now_ns() < deadline) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	if (atomic_load(&sh->failed) || atomic_load(&sh->ready) < ntasks) {
+		for (int i = 0; i < ntasks; i++)
+			kill(pids[i], SIGKILL);
+		for (int i = 0; i < ntasks; i++)
+			waitpid(pids[i], NULL, 0);
+		for (int i = 0; i < ntasks; i++)
+			if (sh->slot[i].err[0])
+				fprintf(stderr, "corun: task %s: %s\n",
+					tasks[i].name, sh->slot[i].err);
+		if (!atomic_load(&sh->failed))
+			fprintf(stderr, "corun: tasks not ready after 10 s\n");
+		printf("run summary ok=0 error=setup\n");
+		return 1;
+	}
+	sh->start_ns = now_ns() + (int64_t)(warmup * 1e9) + 2000000;
+	sh->end_ns = sh->start_ns + (int64_t)(duration * 1e9);
+	atomic_store(&sh->go, 1);
+
+	/* Wait; a starved child is killed after a grace period. */
+	int left = ntasks;
+	int64_t kill_at = sh->end_ns + 5LL * 1000000000LL +
+			  (int64_t)(duration * 1e9);
+
+	while (left > 0) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p > 0) {
+			left--;
+			continue;
+		}
+		if (p < 0 && errno != EINTR)
+			break;
+		if (now_ns() > kill_at) {
+			for (int i = 0; i < ntasks; i++)
+				kill(pids[i], SIGKILL);
+			kill_at = INT64_MAX;
+		}
+		struct timespec ts = { 0, 20000000 };
+
+		nanosleep(&ts, NULL);
+	}
+
+	/* Collect. */
+	int64_t window = sh->end_ns - sh->start_ns;
+	struct seglist lists[MAX_TASKS];
+	int64_t run[MAX_TASKS], sum = 0;
+
+	for (int i = 0; i < ntasks; i++) {
+		struct slot *sl = &sh->slot[i];
+		struct rec *r = &sl->rec;
+
+		lists[i] = sl_copy(r->segs, r->n);
+		if (r->open)	/* killed, or overflowed at the very end */
+			sl_push(&lists[i], r->cur_s, r->cur_e);
+		run[i] = sl_len(&lists[i]);
+		sum += run[i];
+		if (!sl->done || r->overflow || sl->migrations)
+			status = 2;
+	}
+
+	if (dump) {
+		FILE *f = fopen(dump, "w");
+
+		if (!f) {
+			perror(dump);
+			status = status ? status : 2;
+		} else {
+			for (int i = 0; i < ntasks; i++)
+				for (size_t k = 0; k < lists[i].n; k++)
+					fprintf(f, "%s %" PRId64 " %" PRId64 "\n",
+						tasks[i].name,
+						lists[i].v[k].s - sh->start_ns,
+						lists[i].v[k].e - sh->start_ns);
+			fclose(f);
+		}
+	}
+
+	printf("# corun: window %.3f s, gap %.0f us, %d tasks\n",
+	       (double)window / 1e9, gap_us, ntasks);
+	for (int i = 0; i < ntasks; i++) {
+		struct slot *sl = &sh->slot[i];
+		struct rec *r = &sl->rec;
+		double loop = r->loops ? (double)run[i] / (double)r->loops : 0;
+
+		printf("# task %s (cpu %d, group %s%s%s): ran %.3f s = %.2f%% of"
+		       " window, %.2f%% of all run time; %zu segments, longest"
+		       " gap %.1f ms, %.0f ns per clock read%s%s%s\n",
+		       tasks[i].name, tasks[i].cpu, tasks[i].group,
+		       tasks[i].cgroup[0] ? ", cgroup " : "", tasks[i].cgroup,
+		       (double)run[i] / 1e9, pct(run[i], window), pct(run[i], sum),
+		       lists[i].n, (double)r->max_gap / 1e6, loop,
+		       sl->done ? "" : "; DID NOT FINISH (killed)",
+		       r->overflow ? "; SEGMENT OVERFLOW" : "",
+		       sl->migrations ? "; MIGRATED" : "");
+		if (r->gap_ns && loop > (double)r->gap_ns / 4)
+			printf("# warning: task %s reads the clock every %.0f ns,"
+			       " too slow for a %.0f us gap\n", tasks[i].name,
+			       loop, gap_us);
+	}
+	for (int i = 0; i < ntasks; i++)
+		for (int j = i + 1; j < ntasks; j++) {
+			int64_t ov = sl_overlap(&lists[i], &lists[j]);
+			int64_t un = run[i] + run[j] - ov;
+			int64_t mn = run[i] < run[j] ? run[i] : run[j];
+
+			printf("# pair %s,%s: ran at once %.3f s = %.3f%% of the"
+			       " shorter run, together %.2f%% of the time either"
+			       " ran\n", tasks[i].name, tasks[j].name,
+			       (double)ov / 1e9, pct(ov, mn), pct(ov, un));
+		}
+
+	/* Groups, in order of first appearance. */
+	int gof[MAX_TASKS], ng = 0, grep_[MAX_TASKS];
+
+	for (int i = 0; i < ntasks; i++) {
+		int g;
+
+		for (g = 0; g < ng; g++)
+			if (!strcmp(tasks[grep_[g]].group, tasks[i].group))
+				break;
+		if (g == ng)
+			grep_[ng++] = i;
+		gof[i] = g;
+	}
+	struct seglist gu[MAX_TASKS];
+	int64_t grun[MAX_TASKS];
+
+	for (int g = 0; g < ng; g++) {
+		struct seglist all = { 0 };
+		int first = 1, members = 0;
+		char names[1024] = "";
+
+		gu[g] = (struct seglist){ 0 };
+		grun[g] = 0;
+		for (int i = 0; i < ntasks; i++) {
+			if (gof[i] != g)
+				continue;
+			struct seglist u = sl_union(&gu[g], &lists[i]);
+
+			sl_free(&gu[g]);
+			gu[g] = u;
+			if (first) {
+				all = sl_copy(lists[i].v, lists[i].n);
+				first = 0;
+			} else {
+				struct seglist a = sl_intersect(&all, &lists[i]);
+
+				sl_free(&all);
+				all = a;
+			}
+			grun[g] += run[i];
+			members++;
+			snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				 "%s%s", members > 1 ? "+" : "", tasks[i].name);
+		}
+		int64_t ul = sl_len(&gu[g]), al = sl_len(&all);
+
+		printf("# group %s (%s): run time %.3f s = %.2f%% of all;"
+		       " some task ran %.3f s, all %d ran at once %.3f s ="
+		       " %.2f%% of that\n", tasks[grep_[g]].group, names,
+		       (double)grun[g] / 1e9, pct(grun[g], sum),
+		       (double)ul / 1e9, members, (double)al / 1e9, pct(al, ul));
+		sl_free(&all);
+	}
+	for (int g = 0; g < ng; g++)
+		for (int h = g + 1; h < ng; h++) {
+			int64_t ov = sl_overlap(&gu[g], &gu[h]);
+			int64_t lg = sl_len(&gu[g]), lh = sl_len(&gu[h]);
+
+			printf("# groups %s,%s: ran at once %.3f s = %.3f%% of the"
+			       " shorter\n", tasks[grep_[g]].group,
+			       tasks[grep_[h]].group, (double)ov / 1e9,
+			       pct(ov, lg < lh ? lg : lh));
+		}
+
+	/* Machine-readable summary. */
+	printf("run summary window_us=%.0f gap_us=%.0f tasks=%d groups=%d total_run_us=%.0f"
+	       " ok=%d\n", us(window), gap_us, ntasks, ng, us(sum), status == 0);
+	for (int i = 0; i < ntasks; i++) {
+		struct slot *sl = &sh->slot[i];
+		struct rec *r = &sl->rec;
+
+		printf("task %s cpu=%d group=%s run_us=%.0f share_pct=%.3f"
+		       " run_pct_of_window=%.3f segments=%zu max_gap_us=%.0f"
+		       " loop_ns=%.0f migrations=%d overflow=%" PRIu64
+		       " finished=%d\n", tasks[i].name, tasks[i].cpu,
+		       tasks[i].group, us(run[i]), pct(run[i], sum),
+		       pct(run[i], window), lists[i].n, us(r->max_gap),
+		       r->loops ? (double)run[i] / (double)r->loops : 0.0,
+		       sl->migrations, r->overflow, sl->done);
+	}
+	for (int i = 0; i < ntasks; i++)
+		for (int j = i + 1; j < ntasks; j++) {
+			int64_t ov = sl_overlap(&lists[i], &lists[j]);
+			int64_t un = run[i] + run[j] - ov;
+			int64_t mn = run[i] < run[j] ? run[i] : run[j];
+
+			printf("pair %s,%s overlap_us=%.0f overlap_pct_of_a=%.4f"
+			       " overlap_pct_of_b=%.4f overlap_pct_of_min=%.4f"
+			       " union_us=%.0f corun_pct_of_union=%.4f\n",
+			       tasks[i].name, tasks[j].name, us(ov),
+			       pct(ov, run[i]), pct(ov, run[j]), pct(ov, mn),
+			       us(un), pct(ov, un));
+		}
+	for (int g = 0; g < ng; g++) {
+		struct seglist all = { 0 };
+		int first = 1;
+		char names[1024] = "";
+
+		for (int i = 0; i < ntasks; i++) {
+			if (gof[i] != g)
+				continue;
+			snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				 "%s%s", names[0] ? "+" : "", tasks[i].name);
+			if (first) {
+				all = sl_copy(lists[i].v, lists[i].n);
+				first = 0;
+			} else {
+				struct seglist a = sl_intersect(&all, &lists[i]);
+
+				sl_free(&all);
+				all = a;
+			}
+		}
+		int64_t ul = sl_len(&gu[g]), al = sl_len(&all);
+
+		printf("group %s tasks=%s run_us=%.0f share_pct=%.3f union_us=%.0f"
+		       " all_us=%.0f all_pct_of_union=%.4f\n",
+		       tasks[grep_[g]].group, names, us(grun[g]),
+		       pct(grun[g], sum), us(ul), us(al), pct(al, ul));
+		sl_free(&all);
+	}
+	for (int g = 0; g < ng; g++)
+		for (int h = g + 1; h < ng; h++) {
+			int64_t ov = sl_overlap(&gu[g], &gu[h]);
+			int64_t lg = sl_len(&gu[g]), lh = sl_len(&gu[h]);
+			int64_t ps = 0;
+
+			for (int i = 0; i < ntasks; i++)
+				for (int j = 0; j < ntasks; j++)
+					if (gof[i] == g && gof[j] == h)
+						ps += sl_overlap(&lists[i], &lists[j]);
+			printf("gpair %s,%s overlap_us=%.0f overlap_pct_of_min=%.4f"
+			       " overlap_pct_of_a=%.4f overlap_pct_of_b=%.4f"
+			       " pairsum_us=%.0f pairsum_pct_of_min=%.4f\n",
+			       tasks[grep_[g]].group, tasks[grep_[h]].group,
+			       us(ov), pct(ov, lg < lh ? lg : lh), pct(ov, lg),
+			       pct(ov, lh), us(ps),
+			       pct(ps, grun[g] < grun[h] ? grun[g] : grun[h]));
+		}
+	for (int i = 0; i < ntasks; i++) {
+		if (sh->slot[i].rec.overflow)
+			fprintf(stderr, "corun: task %s: segment buffer overflow (%"
+				PRIu64 " gaps counted as running); raise"
+				" --max-segments\n", tasks[i].name,
+				sh->slot[i].rec.overflow);
+		if (!sh->slot[i].done)
+			fprintf(stderr, "corun: task %s did not finish the window"
+				" (starved?) and was killed\n", tasks[i].name);
+		if (sh->slot[i].migrations)
+			fprintf(stderr, "corun: task %s ran on cpu %d, not %d\n",
+				tasks[i].name, sh->slot[i].bad_cpu, tasks[i].cpu);
+	}
+	for (int i = 0; i < ntasks; i++)
+		sl_free(&lists[i]);
+	for (int g = 0; g < ng; g++)
+		sl_free(&gu[g]);
+	return status;
+}

@@ -1,0 +1,116 @@
+#!/bin/sh
+# Host-side checks of corun and schedw: no cgroups, no root, any 2+ CPUs.
+# Run by "make -C tests/tools check".  The machine may be busy (kernel
+# builds), so the checks hold whatever share of a CPU the spinners get:
+#  - same CPU: two spinners never ran at once (overlap exactly 0) and
+#    their run times fit in the window;
+#  - different CPUs with a gap threshold (1 s) longer than any host
+#    preemption: both "ran" the whole window and overlapped ~100%, which
+#    checks the common start barrier and window;
+#  - different CPUs, default gap: reported, not judged (depends on load).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+CORUN=$HERE/corun
+SCHEDW=$HERE/schedw
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+# kv FILE KIND ID KEY: value of KEY on the record "KIND ID ..."
+kv() {
+	awk -v k="$2" -v id="$3" -v key="$4" '
+		$1 == k && $2 == id { for (i = 3; i <= NF; i++) {
+			split($i, a, "="); if (a[1] == key) { print a[2]; exit } } }' "$1"
+}
+# ge A B: A >= B (decimals)
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+
+ncpu=$(getconf _NPROCESSORS_ONLN)
+if [ "$ncpu" -lt 2 ]; then
+	echo "need 2 CPUs, have $ncpu"; exit 1
+fi
+
+if "$CORUN" --self-test; then ok "corun --self-test"; else bad "corun --self-test"; fi
+
+# Same CPU: never at once.
+"$CORUN" --no-cgroup --duration 2 --task a:0 --task b:0 > "$tmp/same" 2>&1
+rc=$?
+ov=$(kv "$tmp/same" pair a,b overlap_us)
+ra=$(kv "$tmp/same" task a run_us); rb=$(kv "$tmp/same" task b run_us)
+win=$(kv "$tmp/same" run summary window_us)
+if [ $rc -eq 0 ] && [ "$ov" = 0 ] && [ -n "$ra" ] && ge "$win" "$((ra + rb))"; then
+	ok "same cpu: overlap ${ov} us, runs ${ra}+${rb} us <= window ${win} us"
+else
+	bad "same cpu: rc=$rc overlap=${ov:-?} runs=${ra:-?}+${rb:-?} window=${win:-?}"
+	cat "$tmp/same"
+fi
+
+# Different CPUs, gap longer than host preemption: ~100% together.
+"$CORUN" --no-cgroup --duration 3 --gap-us 1000000 --task a:0 --task b:1 > "$tmp/diff" 2>&1
+rc=$?
+pm=$(kv "$tmp/diff" pair a,b overlap_pct_of_min)
+cu=$(kv "$tmp/diff" pair a,b corun_pct_of_union)
+wa=$(kv "$tmp/diff" task a run_pct_of_window)
+if [ $rc -eq 0 ] && ge "${pm:-0}" 99 && ge "${cu:-0}" 99 && ge "${wa:-0}" 99; then
+	ok "different cpus, 1 s gap: overlap ${pm}% of min, co-run ${cu}% of union, a ran ${wa}% of window"
+else
+	bad "different cpus, 1 s gap: rc=$rc overlap=${pm:-?}% corun=${cu:-?}% a=${wa:-?}%"
+	cat "$tmp/diff"
+fi
+
+# Different CPUs, default gap: information only.
+"$CORUN" --no-cgroup --duration 2 --task a:0 --task b:1 > "$tmp/diff2" 2>&1
+echo "info different cpus, 50 us gap: overlap $(kv "$tmp/diff2" pair a,b overlap_pct_of_min)% of min," \
+	"runs $(kv "$tmp/diff2" task a run_pct_of_window)% / $(kv "$tmp/diff2" task b run_pct_of_window)% of window (host load)"
+
+# Groups: a1+a2 in group A, b in B.
+"$CORUN" --no-cgroup --duration 1 --task a1:0:-:A --task a2:1:-:A --task b:0:-:B > "$tmp/grp" 2>&1
+if grep -q '^group A tasks=a1+a2 ' "$tmp/grp" && grep -q '^gpair A,B ' "$tmp/grp" &&
+   [ "$(kv "$tmp/grp" pair a1,b overlap_us)" = 0 ]; then
+	ok "groups: A=a1+a2, B=b, a1/b (same cpu) overlap 0"
+else
+	bad "groups"; cat "$tmp/grp"
+fi
+
+# cgroup.procs is written (fixture tree instead of /sys/fs/cgroup).
+mkdir -p "$tmp/cg/x/y" && : > "$tmp/cg/x/y/cgroup.procs"
+"$CORUN" --cgroup-root "$tmp/cg" --duration 0.2 --task t:0:x/y > "$tmp/cgout" 2>&1
+if [ $? -eq 0 ] && grep -qE '^[0-9]+$' "$tmp/cg/x/y/cgroup.procs" &&
+   grep -q '^task t cpu=0 group=x/y ' "$tmp/cgout"; then
+	ok "cgroup: pid $(cat "$tmp/cg/x/y/cgroup.procs") written to x/y/cgroup.procs, group x/y"
+else
+	bad "cgroup fixture"; cat "$tmp/cgout"
+fi
+"$CORUN" --cgroup-root "$tmp/cg" --duration 0.2 --task t:0:nope > "$tmp/cgout2" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'nope/cgroup.procs: No such file' "$tmp/cgout2"; then
+	ok "cgroup missing: exit 1, $(grep -m1 'nope' "$tmp/cgout2")"
+else
+	bad "cgroup missing: rc=$rc"; cat "$tmp/cgout2"
+fi
+
+# Bad usage.
+for args in "" "--task a" "--task a:x" "--task a:0 --task a:1" "--duration -1 --task a:0" "--task a,b:0"; do
+	# shellcheck disable=SC2086
+	"$CORUN" $args > /dev/null 2>&1
+	rc=$?
+	if [ $rc -eq 1 ]; then ok "usage error '$args' -> 1"; else bad "usage error '$args' -> $rc"; fi
+done
+
+# schedw: exact errno names.
+: > "$tmp/f"
+out=$("$SCHEDW" "$tmp/f" 1); rc=$?
+[ "$out" = ok ] && [ $rc -eq 0 ] && [ "$(cat "$tmp/f")" = 1 ] && ok "schedw file: ok" || bad "schedw file: $out rc=$rc"
+out=$("$SCHEDW" -n "$tmp/f" 1); rc=$?
+[ "$out" = ok ] && [ "$(od -An -c "$tmp/f" | tr -d ' ')" = '1\n' ] && ok "schedw -n: newline appended" || bad "schedw -n: $out"
+out=$("$SCHEDW" "$tmp/missing/file" 1); rc=$?
+[ "$out" = ENOENT ] && [ $rc -eq 1 ] && ok "schedw missing: ENOENT rc=1" || bad "schedw missing: $out rc=$rc"
+out=$("$SCHEDW" /dev/full 1); rc=$?
+[ "$out" = ENOSPC ] && [ $rc -eq 1 ] && ok "schedw /dev/full: ENOSPC rc=1" || bad "schedw /dev/full: $out rc=$rc"
+"$SCHEDW" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok "schedw usage: rc=2" || bad "schedw usage: rc=$rc"
+
+echo "host tool tests: $fails failed"
+[ $fails -eq 0 ]
