@@ -16,8 +16,10 @@ fails=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-ok() { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+# Output contract (tests/run.sh): one "PASS name detail" / "FAIL name detail"
+# line per check.
+ok() { n=$1; shift; echo "PASS tools/$n $*"; }
+bad() { n=$1; shift; echo "FAIL tools/$n $*"; fails=$((fails + 1)); }
 # kv FILE KIND ID KEY: value of KEY on the record "KIND ID ..."
 kv() {
 	awk -v k="$2" -v id="$3" -v key="$4" '
@@ -32,7 +34,7 @@ if [ "$ncpu" -lt 2 ]; then
 	echo "need 2 CPUs, have $ncpu"; exit 1
 fi
 
-if "$CORUN" --self-test; then ok "corun --self-test"; else bad "corun --self-test"; fi
+if "$CORUN" --self-test; then ok corun-self-test "interval arithmetic and recorder"; else bad corun-self-test "see output above"; fi
 
 # Same CPU: never at once.
 "$CORUN" --no-cgroup --duration 2 --task a:0 --task b:0 > "$tmp/same" 2>&1
@@ -41,9 +43,9 @@ ov=$(kv "$tmp/same" pair a,b overlap_us)
 ra=$(kv "$tmp/same" task a run_us); rb=$(kv "$tmp/same" task b run_us)
 win=$(kv "$tmp/same" run summary window_us)
 if [ $rc -eq 0 ] && [ "$ov" = 0 ] && [ -n "$ra" ] && ge "$win" "$((ra + rb))"; then
-	ok "same cpu: overlap ${ov} us, runs ${ra}+${rb} us <= window ${win} us"
+	ok corun-same-cpu "overlap ${ov} us, runs ${ra}+${rb} us <= window ${win} us"
 else
-	bad "same cpu: rc=$rc overlap=${ov:-?} runs=${ra:-?}+${rb:-?} window=${win:-?}"
+	bad corun-same-cpu "rc=$rc overlap=${ov:-?} runs=${ra:-?}+${rb:-?} window=${win:-?}"
 	cat "$tmp/same"
 fi
 
@@ -54,9 +56,9 @@ pm=$(kv "$tmp/diff" pair a,b overlap_pct_of_min)
 cu=$(kv "$tmp/diff" pair a,b corun_pct_of_union)
 wa=$(kv "$tmp/diff" task a run_pct_of_window)
 if [ $rc -eq 0 ] && ge "${pm:-0}" 99 && ge "${cu:-0}" 99 && ge "${wa:-0}" 99; then
-	ok "different cpus, 1 s gap: overlap ${pm}% of min, co-run ${cu}% of union, a ran ${wa}% of window"
+	ok corun-two-cpus "1 s gap: overlap ${pm}% of min, co-run ${cu}% of union, a ran ${wa}% of window"
 else
-	bad "different cpus, 1 s gap: rc=$rc overlap=${pm:-?}% corun=${cu:-?}% a=${wa:-?}%"
+	bad corun-two-cpus "1 s gap: rc=$rc overlap=${pm:-?}% corun=${cu:-?}% a=${wa:-?}%"
 	cat "$tmp/diff"
 fi
 
@@ -69,9 +71,9 @@ echo "info different cpus, 50 us gap: overlap $(kv "$tmp/diff2" pair a,b overlap
 "$CORUN" --no-cgroup --duration 1 --task a1:0:-:A --task a2:1:-:A --task b:0:-:B > "$tmp/grp" 2>&1
 if grep -q '^group A tasks=a1+a2 ' "$tmp/grp" && grep -q '^gpair A,B ' "$tmp/grp" &&
    [ "$(kv "$tmp/grp" pair a1,b overlap_us)" = 0 ]; then
-	ok "groups: A=a1+a2, B=b, a1/b (same cpu) overlap 0"
+	ok corun-groups "A=a1+a2, B=b, a1/b (same cpu) overlap 0"
 else
-	bad "groups"; cat "$tmp/grp"
+	bad corun-groups "records missing"; cat "$tmp/grp"
 fi
 
 # cgroup.procs is written (fixture tree instead of /sys/fs/cgroup).
@@ -79,38 +81,40 @@ mkdir -p "$tmp/cg/x/y" && : > "$tmp/cg/x/y/cgroup.procs"
 "$CORUN" --cgroup-root "$tmp/cg" --duration 0.2 --task t:0:x/y > "$tmp/cgout" 2>&1
 if [ $? -eq 0 ] && grep -qE '^[0-9]+$' "$tmp/cg/x/y/cgroup.procs" &&
    grep -q '^task t cpu=0 group=x/y ' "$tmp/cgout"; then
-	ok "cgroup: pid $(cat "$tmp/cg/x/y/cgroup.procs") written to x/y/cgroup.procs, group x/y"
+	ok corun-cgroup-procs "pid $(cat "$tmp/cg/x/y/cgroup.procs") written to x/y/cgroup.procs, group x/y"
 else
-	bad "cgroup fixture"; cat "$tmp/cgout"
+	bad corun-cgroup-procs "pid not written"; cat "$tmp/cgout"
 fi
 "$CORUN" --cgroup-root "$tmp/cg" --duration 0.2 --task t:0:nope > "$tmp/cgout2" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'nope/cgroup.procs: No such file' "$tmp/cgout2"; then
-	ok "cgroup missing: exit 1, $(grep -m1 'nope' "$tmp/cgout2")"
+	ok corun-cgroup-missing "exit 1, $(grep -m1 'nope' "$tmp/cgout2")"
 else
-	bad "cgroup missing: rc=$rc"; cat "$tmp/cgout2"
+	bad corun-cgroup-missing "rc=$rc"; cat "$tmp/cgout2"
 fi
 
-# Bad usage.
+# Bad usage: exit 1, nothing started.
+badargs=""
 for args in "" "--task a" "--task a:x" "--task a:0 --task a:1" "--duration -1 --task a:0" "--task a,b:0"; do
 	# shellcheck disable=SC2086
 	"$CORUN" $args > /dev/null 2>&1
 	rc=$?
-	if [ $rc -eq 1 ]; then ok "usage error '$args' -> 1"; else bad "usage error '$args' -> $rc"; fi
+	[ $rc -eq 1 ] || badargs="$badargs '$args'->$rc"
 done
+if [ -z "$badargs" ]; then ok corun-usage "6 bad command lines -> exit 1"; else bad corun-usage "$badargs"; fi
 
 # schedw: exact errno names.
 : > "$tmp/f"
 out=$("$SCHEDW" "$tmp/f" 1); rc=$?
-[ "$out" = ok ] && [ $rc -eq 0 ] && [ "$(cat "$tmp/f")" = 1 ] && ok "schedw file: ok" || bad "schedw file: $out rc=$rc"
+[ "$out" = ok ] && [ $rc -eq 0 ] && [ "$(cat "$tmp/f")" = 1 ] && ok schedw-file "wrote 1: ok" || bad schedw-file "$out rc=$rc"
 out=$("$SCHEDW" -n "$tmp/f" 1); rc=$?
-[ "$out" = ok ] && [ "$(od -An -c "$tmp/f" | tr -d ' ')" = '1\n' ] && ok "schedw -n: newline appended" || bad "schedw -n: $out"
+[ "$out" = ok ] && [ "$(od -An -c "$tmp/f" | tr -d ' ')" = '1\n' ] && ok schedw-newline "-n appends a newline" || bad schedw-newline "$out"
 out=$("$SCHEDW" "$tmp/missing/file" 1); rc=$?
-[ "$out" = ENOENT ] && [ $rc -eq 1 ] && ok "schedw missing: ENOENT rc=1" || bad "schedw missing: $out rc=$rc"
+[ "$out" = ENOENT ] && [ $rc -eq 1 ] && ok schedw-enoent "missing file: ENOENT, exit 1" || bad schedw-enoent "$out rc=$rc"
 out=$("$SCHEDW" /dev/full 1); rc=$?
-[ "$out" = ENOSPC ] && [ $rc -eq 1 ] && ok "schedw /dev/full: ENOSPC rc=1" || bad "schedw /dev/full: $out rc=$rc"
+[ "$out" = ENOSPC ] && [ $rc -eq 1 ] && ok schedw-enospc "/dev/full: ENOSPC, exit 1" || bad schedw-enospc "$out rc=$rc"
 "$SCHEDW" > /dev/null 2>&1; rc=$?
-[ $rc -eq 2 ] && ok "schedw usage: rc=2" || bad "schedw usage: rc=$rc"
+[ $rc -eq 2 ] && ok schedw-usage "no arguments: exit 2" || bad schedw-usage "rc=$rc"
 
 echo "host tool tests: $fails failed"
 [ $fails -eq 0 ]
