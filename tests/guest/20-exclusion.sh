@@ -1,0 +1,38 @@
+#!/bin/bash
+# timeout: 120
+# Exclusion and gang at level 1: two coscheduled groups A and B, each with
+# one spinner on CPU 2 and one on CPU 3 (SMT siblings; CPU 0 keeps the
+# housekeeping).  corun records when each spinner really ran (guest clock).
+#  - threads of different groups ran at once <= 0.1% of their run time
+#    (worst of: A vs B as groups, a2 vs b3, a3 vs b2; each relative to the
+#    shorter of the two run times);
+#  - the two threads of one group ran together >= 90% of the time either ran.
+. "$(dirname "$0")/lib.sh"
+test_init 20-exclusion
+require_cosched
+
+for g in A B; do
+	cg_create $g
+	cg_cpus $g "$C1,$C2"
+	if ! cg_sched $g 1 && [ $COSCHED = 1 ]; then fail "cannot coschedule $g"; fi
+done
+
+corun_run out \
+	--task a2:"$C1":"$(cg_rel A)":A --task a3:"$C2":"$(cg_rel A)":A \
+	--task b2:"$C1":"$(cg_rel B)":B --task b3:"$C2":"$(cg_rel B)":B
+
+g_ov=$(kv out gpair A,B overlap_pct_of_min)
+p1=$(kv out pair a2,b3 overlap_pct_of_min)
+p2=$(kv out pair a3,b2 overlap_pct_of_min)
+cross=$(max "$g_ov" "$p1" "$p2")
+co_a=$(kv out pair a2,a3 corun_pct_of_union)
+co_b=$(kv out pair b2,b3 corun_pct_of_union)
+log "# cross-group overlap: groups $g_ov%, a2/b3 $p1%, a3/b2 $p2% of the shorter run"
+log "# same-group co-run: A $co_a%, B $co_b% of the time either ran"
+log "# shares: A $(kv out group A share_pct)%, B $(kv out group B share_pct)%"
+
+check_le "cross-group overlap %" "$cross" 0.1
+check_ge "A co-run %" "$co_a" 90
+check_ge "B co-run %" "$co_b" 90
+
+finish "overlap $(num "$cross")% (<=0.1%), co-run A $(num "$co_a")% B $(num "$co_b")% (>=90%), shares A $(num "$(kv out group A share_pct)")% B $(num "$(kv out group B share_pct)")%"

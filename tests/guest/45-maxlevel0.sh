@@ -1,0 +1,31 @@
+#!/bin/bash
+# timeout: 90
+# boot: cosched_max_level=0
+# Negative control, must PASS on the patched kernel booted with
+# cosched_max_level=0: the feature is really off.  max_level reads 0,
+# writing 1 to cpu.scheduled fails with ERANGE (value stays 0), and two
+# groups that asked to be coscheduled, one spinner each on the SMT
+# siblings CPU 2 and 3, really ran at once (> 50% of the shorter run).
+. "$(dirname "$0")/lib.sh"
+test_init 45-maxlevel0
+require_cosched
+
+check_eq "max_level" "${MAX_LEVEL:-missing}" 0
+for g in A B; do
+	cg_create $g; cg_cpus $g "$C1,$C2"
+	f=$(cg_dir $g)/cpu.scheduled
+	if [ -e "$f" ]; then
+		check_eq "$g: write 1 to cpu.scheduled" "$(schedw "$f" 1)" ERANGE
+		check_eq "$g: cpu.scheduled reads" "$(cat "$f")" 0
+	else
+		fail "$g: cpu.scheduled missing (stock kernel?)"
+	fi
+done
+w=$(schedw "$(cg_dir A)/cpu.scheduled" 1)
+
+corun_run out --task a2:"$C1":"$(cg_rel A)":A --task b3:"$C2":"$(cg_rel B)":B
+ov=$(kv out pair a2,b3 overlap_pct_of_min)
+log "# a2 (A, cpu 2) and b3 (B, cpu 3) ran at once $ov% of the shorter run"
+check_gt "overlap % (feature off: siblings run independently)" "$ov" 50
+
+finish "max_level ${MAX_LEVEL:-missing} (want 0), write 1: $w (want ERANGE), overlap $(num "$ov")% (>50%)"

@@ -1,0 +1,241 @@
+# Shell helpers for the guest tests (bash).  Source it first thing:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   test_init 20-exclusion         # cgroups under /sys/fs/cgroup/cosched-test/20-exclusion
+#   require_cosched                # reports a stock kernel, never aborts
+#   cg_create A; cg_sched A 1
+#   corun_run OUT --task a2:2:"$(cg_rel A)":A ...
+#   check_le "overlap" "$(kv OUT gpair A,B overlap_pct_of_min)" 0.1
+#   finish "overlap ...% (<=0.1%)"  # last line = the detail; exit 0/1
+#
+# Every helper prints what it did and what it measured, so the log tells
+# why a test failed.  A trap removes the test's cgroups on exit.
+
+set -u
+
+CG=${COSCHED_CGROOT:-/sys/fs/cgroup}	# override only for dry runs on a fake tree
+# The SMT sibling pair the tests use (CPU 0's core keeps the housekeeping).
+read -r C1 C2 <<< "${COSCHED_SIBLINGS:-2 3}"
+COSCHED_TOOLS=${COSCHED_TOOLS:-/usr/lib/cosched-tests/bin}
+case ":$PATH:" in *":$COSCHED_TOOLS:"*) ;; *) PATH=$COSCHED_TOOLS:$PATH ;; esac
+COSCHED_SYSFS=/sys/kernel/cosched
+DURATION=${COSCHED_DURATION:-10}	# seconds per corun measurement
+
+TEST_NAME=
+TEST_CG=		# relative to $CG: cosched-test/NAME
+WORK=
+FAILS=0
+FAILED_CHECKS=
+export COSCHED=0		# 1 = cpu.scheduled and max_level present
+MAX_LEVEL=
+NOTE=			# appended to the detail line (e.g. stock kernel)
+
+log() { printf '%s\n' "$*"; }
+
+# test_init NAME: fresh cgroup subtree, work folder, cleanup trap.
+test_init() {
+	TEST_NAME=$1
+	TEST_CG=cosched-test/$TEST_NAME
+	WORK=$(mktemp -d "/tmp/$TEST_NAME.XXXXXX")
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	log "# $TEST_NAME on $(uname -r) ($(uname -v)), flavour ${COSCHED_FLAVOUR:-?}"
+	log "# cmdline: $(cat /proc/cmdline)"
+	[ "$(stat -f -c %T "$CG")" = cgroup2fs ] || log "WARNING: $CG is not cgroup v2"
+	_cg_enable "$CG"
+	[ -d "$CG/cosched-test" ] || mkdir "$CG/cosched-test"
+	_cg_enable "$CG/cosched-test"
+	[ -d "$CG/$TEST_CG" ] && _cg_remove "$CG/$TEST_CG"
+	mkdir "$CG/$TEST_CG"
+	_cg_enable "$CG/$TEST_CG"
+}
+
+# Enable +cpu +cpuset for the children of DIR (idempotent).
+_cg_enable() {
+	local dir=$1 c
+	for c in cpu cpuset; do
+		grep -qw "$c" "$dir/cgroup.subtree_control" && continue
+		if ! echo "+$c" > "$dir/cgroup.subtree_control"; then
+			log "WARNING: cannot enable $c in $dir/cgroup.subtree_control"
+		fi
+	done
+}
+
+# Kill whatever is left in a cgroup tree and remove it, deepest first.
+_cg_remove() {
+	local top=$1 d n
+	[ -d "$top" ] || return 0
+	while read -r d; do
+		if [ -e "$d/cgroup.kill" ]; then
+			echo 1 > "$d/cgroup.kill" 2>/dev/null
+		else
+			xargs -r kill -9 < "$d/cgroup.procs" 2>/dev/null
+		fi
+	done < <(find "$top" -depth -type d)
+	while read -r d; do
+		for ((n = 0; n < 50; n++)); do
+			[ -s "$d/cgroup.procs" ] || break
+			sleep 0.1
+		done
+		rmdir "$d" 2>/dev/null || log "WARNING: cannot remove $d"
+	done < <(find "$top" -depth -type d)
+}
+
+cleanup() {
+	local rc=$?
+	[ -n "$TEST_CG" ] && _cg_remove "$CG/$TEST_CG"
+	rmdir "$CG/cosched-test" 2>/dev/null
+	[ -n "$WORK" ] && rm -rf "$WORK"
+	exit $rc
+}
+
+# cg_create NAME [PARENT]: a cgroup under the test's subtree.
+cg_create() {
+	local path=$TEST_CG/${2:+$2/}$1
+	mkdir "$CG/$path" || { fail "cannot create $CG/$path"; return 1; }
+	_cg_enable "$CG/$path"
+	log "# cgroup $path created"
+}
+
+# cg_rel NAME: path relative to $CG (for corun --task); cg_dir: absolute.
+cg_rel() { printf '%s\n' "$TEST_CG/$1"; }
+cg_dir() { printf '%s\n' "$CG/$TEST_CG/$1"; }
+
+# cg_write NAME FILE VALUE: write with schedw, print the exact result.
+cg_write() {
+	local out
+	out=$(schedw "$(cg_dir "$1")/$2" "$3")
+	log "# $1/$2 := '$3': $out"
+	[ "$out" = ok ]
+}
+
+cg_weight() { cg_write "$1" cpu.weight "$2" || fail "cannot set cpu.weight of $1 to $2"; }
+cg_cpus() { cg_write "$1" cpuset.cpus "$2" || fail "cannot set cpuset.cpus of $1 to $2"; }
+
+# cg_read NAME FILE: the content, or "missing".
+cg_read() {
+	local f
+	f=$(cg_dir "$1")/$2
+	if [ -e "$f" ]; then cat "$f"; else echo missing; fi
+}
+
+# cg_stat NAME KEY: a value from cpu.stat, or "n/a".
+cg_stat() {
+	local v
+	v=$(awk -v k="$2" '$1 == k { print $2 }' "$(cg_dir "$1")/cpu.stat" 2>/dev/null)
+	echo "${v:-n/a}"
+}
+
+# cg_sched NAME LEVEL: set cpu.scheduled and report.  Returns non-zero
+# when the write fails (always on a stock kernel: no such file); the
+# measurement is meant to run anyway.
+cg_sched() {
+	local f out now
+	f=$(cg_dir "$1")/cpu.scheduled
+	if [ ! -e "$f" ]; then
+		log "# $1/cpu.scheduled missing (stock kernel?): measuring $1 as a plain group"
+		return 1
+	fi
+	out=$(schedw "$f" "$2")
+	now=$(cat "$f" 2>&1)
+	log "# $1/cpu.scheduled := $2: $out, reads back $now"
+	[ "$out" = ok ] && [ "$now" = "$2" ]
+}
+
+# require_cosched: is the interface there?  Reports, never aborts: a test
+# on a stock kernel must still measure and fail on its thresholds.
+require_cosched() {
+	local probe=$CG/$TEST_CG
+	if [ -r "$COSCHED_SYSFS/max_level" ]; then
+		MAX_LEVEL=$(cat "$COSCHED_SYSFS/max_level")
+		log "# $COSCHED_SYSFS/max_level: $MAX_LEVEL"
+	else
+		log "# $COSCHED_SYSFS/max_level missing (stock kernel?)"
+	fi
+	if [ -e "$probe/cpu.scheduled" ] && [ -n "$MAX_LEVEL" ]; then
+		COSCHED=1
+		log "# cpu.scheduled present: $(cat "$probe/cpu.scheduled")"
+	else
+		COSCHED=0
+		[ -e "$probe/cpu.scheduled" ] || log "cpu.scheduled missing (stock kernel?)"
+		NOTE=" [cpu.scheduled missing: stock kernel?]"
+		[ -e "$probe/cpu.scheduled" ] && NOTE=" [max_level missing]"
+	fi
+}
+
+# corun_run OUT ARGS...: run corun, keep its output in $WORK/OUT, show it.
+corun_run() {
+	local out=$WORK/$1 rc
+	shift
+	log "# corun --duration $DURATION $*"
+	corun --cgroup-root "$CG" --duration "$DURATION" "$@" > "$out" 2> "$out.err"
+	rc=$?
+	cat "$out"
+	[ -s "$out.err" ] && sed 's/^/# stderr: /' "$out.err"
+	if [ $rc -ne 0 ]; then
+		fail "corun exit $rc ($(head -1 "$out.err" 2>/dev/null))"
+	fi
+	return $rc
+}
+
+# kv OUT KIND ID KEY: one value from corun's record "KIND ID key=value...".
+kv() {
+	awk -v k="$2" -v id="$3" -v key="$4" '
+		$1 == k && $2 == id { for (i = 3; i <= NF; i++) {
+			n = index($i, "="); if (substr($i, 1, n - 1) == key) {
+				print substr($i, n + 1); exit } } }' "$WORK/$1"
+}
+
+# num V: V rounded for the detail line (2 decimals), "?" if empty.
+num() { [ -n "${1:-}" ] && awk -v v="$1" 'BEGIN { printf "%.2f", v }' || echo "?"; }
+
+# max V...: the largest of the numbers (empty ones ignored).
+max() { printf '%s\n' "$@" | awk 'NF { if (!s || $1 > m) m = $1; s = 1 } END { if (s) print m }'; }
+min() { printf '%s\n' "$@" | awk 'NF { if (!s || $1 < m) m = $1; s = 1 } END { if (s) print m }'; }
+
+fail() {
+	FAILS=$((FAILS + 1))
+	FAILED_CHECKS="$FAILED_CHECKS${FAILED_CHECKS:+; }$1"
+	log "FAIL $1"
+}
+pass() { log "ok   $1"; }
+
+# _cmp VALUE OP LIMIT: awk comparison, false for an empty/non-number VALUE.
+_cmp() {
+	awk -v v="$1" -v op="$2" -v l="$3" 'BEGIN {
+		if (v !~ /^-?[0-9]+(\.[0-9]+)?$/) exit 1
+		v += 0; l += 0
+		if (op == "le") exit !(v <= l)
+		if (op == "ge") exit !(v >= l)
+		if (op == "lt") exit !(v < l)
+		if (op == "gt") exit !(v > l)
+		exit 1 }'
+}
+
+# check_le WHAT VALUE LIMIT (also check_ge, check_gt, check_lt)
+check_le() { if _cmp "$2" le "$3"; then pass "$1 $2 <= $3"; else fail "$1 ${2:-?} > $3 (want <= $3)"; fi; }
+check_ge() { if _cmp "$2" ge "$3"; then pass "$1 $2 >= $3"; else fail "$1 ${2:-?} < $3 (want >= $3)"; fi; }
+check_gt() { if _cmp "$2" gt "$3"; then pass "$1 $2 > $3"; else fail "$1 ${2:-?} <= $3 (want > $3)"; fi; }
+check_lt() { if _cmp "$2" lt "$3"; then pass "$1 $2 < $3"; else fail "$1 ${2:-?} >= $3 (want < $3)"; fi; }
+# check_within WHAT VALUE CENTER TOL: |VALUE - CENTER| <= TOL
+check_within() {
+	if awk -v v="$2" -v c="$3" -v t="$4" 'BEGIN { if (v !~ /^-?[0-9]+(\.[0-9]+)?$/) exit 1
+			d = v - c; if (d < 0) d = -d; exit !(d <= t) }'; then
+		pass "$1 $2 within $3 +- $4"
+	else
+		fail "$1 ${2:-?} not within $3 +- $4"
+	fi
+}
+# check_eq WHAT GOT WANT (strings)
+check_eq() { if [ "$2" = "$3" ]; then pass "$1: $2"; else fail "$1: got '$2', want '$3'"; fi; }
+
+# finish DETAIL: the last line (the host shows it), exit 0 iff no check failed.
+finish() {
+	if [ "$FAILS" -eq 0 ]; then
+		log "PASS: $1$NOTE"
+		exit 0
+	fi
+	log "# failed: $FAILED_CHECKS"
+	log "FAIL: $1$NOTE"
+	exit 1
+}
