@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+#include "util.h"
+
+/*
+ * libinih does the key=value splitting and ';' inline comments. What it
+ * silently accepts (Debian 12's build: 200-byte lines split into pieces,
+ * repeated sections merged, "a: b", indented continuation lines, '#' kept
+ * as part of a value, no line numbers in the handler) is caught here: our
+ * reader hands inih one line at a time, so it knows the line number and
+ * the raw text of every line inih is about to hand to the handler.
+ */
+
+enum key {
+        K_UNIT, K_SLICE, K_CGROUP, K_LEVEL, K_CPUS, K_SPANS, K_ALLOWED, K_PLACEMENT, K_PRIORITY,
+        K_RESERVED, K_ROUNDING, K_REPACK, K_RECONCILE,
+        _K_MAX,
+};
+
+static const struct {
+        const char *name;
+        bool daemon;
+} keys[_K_MAX] = {
+        [K_UNIT] = { "Unit", false },
+        [K_SLICE] = { "Slice", false },
+        [K_CGROUP] = { "CgroupPath", false },
+        [K_LEVEL] = { "Level", false },
+        [K_CPUS] = { "CPUs", false },
+        [K_SPANS] = { "Spans", false },
+        [K_ALLOWED] = { "AllowedCPUs", false },
+        [K_PLACEMENT] = { "Placement", false },
+        [K_PRIORITY] = { "Priority", false },
+        [K_RESERVED] = { "ReservedCPUs", true },
+        [K_ROUNDING] = { "Rounding", true },
+        [K_REPACK] = { "Repack", true },
+        [K_RECONCILE] = { "ReconcileSec", true },
+};
+
+struct parser {
+        struct config *c;
+        struct config_errors *e;
+        const char *file;
+        const char *p;          /* rest of the text */
+        int lineno;
+        enum { SEC_NONE, SEC_DAEMON, SEC_GROUP, SEC_SKIP } sec;
+        size_t group_idx;
+        int key_line[_K_MAX];   /* where each key was set in this section, 0 = not yet */
+        bool daemon_seen;       /* [daemon] already appeared in this file */
+        int daemon_line;
+};
+
+const char *group_kind_to_string(enum group_kind k) {
+        switch (k) {
+        case KIND_SLICE:
+                return "slice";
+        case KIND_UNIT:
+                return "unit";
+        case KIND_CGROUP:
+                return "cgroup";
+        default:
+                return "none";
+        }
+}
+
+enum group_kind group_kind_from_string(const char *s) {
+        if (!strcmp(s, "slice"))
+                return KIND_SLICE;
+        if (!strcmp(s, "unit"))
+                return KIND_UNIT;
+        if (!strcmp(s, "cgroup"))
+                return KIND_CGROUP;
+        return KIND_NONE;
+}
+
+const char *rounding_to_string(enum rounding r) {
+        return r == ROUND_UP ? "up" : r == ROUND_DOWN ? "down" : "error";
+}
+
+static void add_error(struct config_errors *e, const char *file, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void add_error(struct config_errors *e, const char *file, int line, const char *fmt, ...) {
+        char msg[1024], *full = NULL, **n;
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (line > 0)
+                strappendf(&full, "%s:%d: %s", file, line, msg);
+        else
+                strappendf(&full, "%s: %s", file, msg);
+        n = full ? realloc(e->msgs, sizeof(char *) * (e->n + 1)) : NULL;
+        if (!n) {
+                free(full);
+                return; /* out of memory: the error count is still non-zero via others, or lost */
+        }
+        e->msgs = n;
+        e->msgs[e->n++] = full;
+}
+
+void config_errors_free(struct config_errors *e) {
+        for (size_t i = 0; i < e->n; i++)
+                free(e->msgs[i]);
+        free(e->msgs);
+        e->msgs = NULL;
+        e->n = 0;
+}
+
+void config_init(struct config *c) {
+        *c = (struct config) {
+                .daemon = { .rounding = ROUND_UP, .repack = false, .reconcile_sec = 10 },
+        };
+}
+
+void config_free(struct config *c) {
+        for (size_t i = 0; i < c->ngroups; i++) {
+                free(c->groups[i].name);
+                free(c->groups[i].target);
+                free(c->groups[i].level);
+        }
+        free(c->groups);
+        for (size_t i = 0; i < c->nfiles; i++)
+                free(c->files[i]);
+        free(c->files);
+        config_init(c);
+}
+
+static const char *intern_file(struct config *c, const char *file) {
+        char **n;
+
+        for (size_t i = 0; i < c->nfiles; i++)
+                if (!strcmp(c->files[i], file))
+                        return c->files[i];
+        n = realloc(c->files, sizeof(char *) * (c->nfiles + 1));
+        if (!n)
+                return NULL;
+        c->files = n;
+        c->files[c->nfiles] = strdup(file);
+        return c->files[c->nfiles] ? c->files[c->nfiles++] : NULL;
+}
+
+static struct group_config *find_group(struct config *c, const char *name) {
+        for (size_t i = 0; i < c->ngroups; i++)
+                if (!strcmp(c->groups[i].name, name))
+                        return &c->groups[i];
+        return NULL;
+}
+
+static bool valid_group_name(const char *s) {
+        size_t len = strlen(s);
+
+        if (len == 0 || len > GROUP_NAME_MAX)
+                return false;
+        for (; *s; s++)
+                if (!isalnum((unsigned char) *s) && !strchr("_.@:-", *s))
+                        return false;
+        return true;
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a > b && !strcmp(s + a - b, suffix);
+}
+
+static bool valid_unit_name(const char *s) {
+        if (strlen(s) > 255)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!isalnum((unsigned char) *p) && !strchr(":-_.\\@", *p))
+                        return false;
+        return true;
+}
+
+static bool valid_cgroup_path(const char *s) {
+        if (s[0] != '/' || s[1] == 0 || strlen(s) > 1024 || s[strlen(s) - 1] == '/')
+                return false;
+        if (strstr(s, "//") || strstr(s, "/./") || strstr(s, "/../") || has_suffix(s, "/..") || has_suffix(s, "/."))
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!isgraph((unsigned char) *p))
+                        return false;
+        return true;
+}
+
+static int parse_bool(const char *v, bool *ret) {
+        if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on") || !strcmp(v, "1"))
+                *ret = true;
+        else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off") || !strcmp(v, "0"))
+                *ret = false;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static int parse_range(const char *v, int lo, int hi, int *ret) {
+        int n;
+        if (safe_atoi(v, &n) < 0 || strchr(v, '\n') || n < lo || n > hi)
+                return -ERANGE;
+        *ret = n;
+        return 0;
+}
+
+/* ---- sections ---- */
+
+static void begin_section(struct parser *ps, const char *name) {
+        struct group_config *g, *n;
+
+        memset(ps->key_line, 0, sizeof(ps->key_line));
+        ps->sec = SEC_SKIP;
+        if (!strcmp(name, "daemon")) {
+                if (ps->daemon_seen) {
+                        add_error(ps->e, ps->file, ps->lineno, "section [daemon] repeated (first at line %d)",
+                                  ps->daemon_line);
+                        return;
+                }
+                ps->daemon_seen = true;
+                ps->daemon_line = ps->lineno;
+                ps->sec = SEC_DAEMON;
+                return;
+        }
+        if (!valid_group_name(name)) {
+                add_error(ps->e, ps->file, ps->lineno,
+                          "invalid group name '%s' (1-%d characters of A-Z a-z 0-9 _ . @ : -)", name, GROUP_NAME_MAX);
+                return;
+        }
+        g = find_group(ps->c, name);
+        if (g) {
+                add_error(ps->e, ps->file, ps->lineno, "group [%s] is already defined at %s:%d", name, g->at.file,
+                          g->at.line);
+                return;
+        }
+        n = realloc(ps->c->groups, sizeof(*n) * (ps->c->ngroups + 1));
+        if (!n)
+                return;
+        ps->c->groups = n;
+        g = &n[ps->c->ngroups];
+        *g = (struct group_config) { .name = strdup(name), .at = { ps->file, ps->lineno } };
+        if (!g->name)
+                return;
+        ps->group_idx = ps->c->ngroups++;
+        ps->sec = SEC_GROUP;
+}
+
+static struct group_config *cur_group(struct parser *ps) {
+        return &ps->c->groups[ps->group_idx];
+}
+
+/* ---- keys ---- */
+
+static void set_kind(struct parser *ps, struct group_config *g, enum key k, const char *v) {
+        static const enum group_kind kinds[] = { [K_UNIT] = KIND_UNIT, [K_SLICE] = KIND_SLICE, [K_CGROUP] = KIND_CGROUP };
+        static const enum key kind_keys[] = { [KIND_UNIT] = K_UNIT, [KIND_SLICE] = K_SLICE, [KIND_CGROUP] = K_CGROUP };
+
+        if (g->kind != KIND_NONE) {
+                add_error(ps->e, ps->file, ps->lineno, "%s= conflicts with %s= at line %d: a group has one target",
+                          keys[k].name, keys[kind_keys[g->kind]].name, g->kind_at.line);
+                return;
+        }
+        if (k == K_CGROUP && !valid_cgroup_path(v)) {
+                add_error(ps->e, ps->file, ps->lineno,
+                          "CgroupPath=%s: not an absolute, normalized cgroup path below the root", v);
+                return;
+        }
+        if (k == K_SLICE && (!valid_unit_name(v) || !has_suffix(v, ".slice") || !strcmp(v, "-.slice"))) {
+                add_error(ps->e, ps->file, ps->lineno, "Slice=%s: not a slice unit name (NAME.slice, not -.slice)", v);
+                return;
+        }
+        if (k == K_UNIT && (!valid_unit_name(v) || !(has_suffix(v, ".service") || has_suffix(v, ".scope")))) {
+                add_error(ps->e, ps->file, ps->lineno,
+                          "Unit=%s: not a service or scope unit name (slices go in Slice=)", v);
+                return;
+        }
+        g->kind = kinds[k];
+        g->kind_at = (struct where) { ps->file, ps->lineno };
+        free(g->target);
+        g->target = strdup(v);
+}
+
+static void set_size(struct parser *ps, struct group_config *g, enum key k, const char *v) {
+        int n;
+
+        if (g->cpus || g->spans) {
+                add_error(ps->e, ps->file, ps->lineno, "%s= conflicts with %s= at line %d: give the size one way",
+                          keys[k].name, g->cpus ? "CPUs" : "Spans", g->size_at.line);
+                return;
+        }
+        if (parse_range(v, 1, CPUSET_MAX, &n) < 0) {
+                add_error(ps->e, ps->file, ps->lineno, "%s=%s: expected a number from 1 to %d", keys[k].name, v,
+                          CPUSET_MAX);
+                return;
+        }
+        if (k == K_CPUS)
+                g->cpus = n;
+        else
+                g->spans = n;
+        g->size_at = (struct where) { ps->file, ps->lineno };
+}
+
+static void group_key(struct parser *ps, enum key k, const char *v) {
+        struct group_config *g = cur_group(ps);
+        int n;
+
+        switch (k) {
+        case K_UNIT:
+        case K_SLICE:
+        case K_CGROUP:
+                set_kind(ps, g, k, v);
+                break;
+        case K_LEVEL:
+                if (!topology_level_spec_valid(v)) {
+                        add_error(ps->e, ps->file, ps->lineno,
+                                  "Level=%s: expected a level number (1-%d) or one of core, smt, llc, cache, "
+                                  "package, socket, cls, mc, die, numa",
+                                  v, TOPO_MAX_LEVELS - 1);
+                        break;
+                }
+                g->level = strdup(v);
+                g->level_at = (struct where) { ps->file, ps->lineno };
+                break;
+        case K_CPUS:
+        case K_SPANS:
+                set_size(ps, g, k, v);
+                break;
+        case K_ALLOWED:
+                if (cpuset_parse(v, &g->allowed) < 0 || cpuset_empty(&g->allowed)) {
+                        add_error(ps->e, ps->file, ps->lineno, "AllowedCPUs=%s: expected a non-empty CPU list such as 0-7,16", v);
+                        break;
+                }
+                g->has_allowed = true;
+                g->allowed_at = (struct where) { ps->file, ps->lineno };
+                break;
+        case K_PLACEMENT:
+                if (!strcasecmp(v, "pack"))
+                        g->pref = PREF_PACK;
+                else if (!strcasecmp(v, "spread"))
+                        g->pref = PREF_SPREAD;
+                else {
+                        add_error(ps->e, ps->file, ps->lineno, "Placement=%s: expected pack or spread", v);
+                        break;
+                }
+                g->has_pref = true;
+                break;
+        case K_PRIORITY:
+                if (parse_range(v, -1000, 1000, &n) < 0) {
+                        add_error(ps->e, ps->file, ps->lineno, "Priority=%s: expected a number from -1000 to 1000", v);
+                        break;
+                }
+                g->priority = n;
+                g->has_priority = true;
+                break;
+        default:
+                break;
+        }
+}
+
+static void daemon_key(struct parser *ps, enum key k, const char *v) {
+        struct daemon_config *d = &ps->c->daemon;
+        int n;
+
+        switch (k) {
+        case K_RESERVED:
+                if (cpuset_parse(v, &d->reserved) < 0)
+                        add_error(ps->e, ps->file, ps->lineno, "ReservedCPUs=%s: expected a CPU list such as 0-1", v);
+                break;
+        case K_ROUNDING:
+                if (!strcasecmp(v, "up"))
+                        d->rounding = ROUND_UP;
+                else if (!strcasecmp(v, "down"))
+                        d->rounding = ROUND_DOWN;
+                else if (!strcasecmp(v, "error"))
+                        d->rounding = ROUND_ERROR;
+                else
+                        add_error(ps->e, ps->file, ps->lineno, "Rounding=%s: expected up, down or error", v);
+                break;
+        case K_REPACK:
+                if (parse_bool(v, &d->repack) < 0)
+                        add_error(ps->e, ps->file, ps->lineno, "Repack=%s: expected yes or no", v);
+                break;
+        case K_RECONCILE:
+                if (parse_range(v, 1, 3600, &n) < 0)
+                        add_error(ps->e, ps->file, ps->lineno, "ReconcileSec=%s: expected seconds from 1 to 3600", v);
+                else
+                        d->reconcile_sec = n;
+                break;
+        default:
+                break;
+        }
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value) {
+        struct parser *ps = user;
+        int k;
+
+        (void) section; /* we track sections ourselves, with line numbers */
+        if (ps->sec == SEC_SKIP)
+                return 1;
+        if (ps->sec == SEC_NONE) {
+                add_error(ps->e, ps->file, ps->lineno, "%s= outside of a section", name);
+                return 1;
+        }
+        for (k = 0; k < _K_MAX; k++)
+                if (!strcasecmp(name, keys[k].name) && keys[k].daemon == (ps->sec == SEC_DAEMON))
+                        break;
+        if (k == _K_MAX) {
+                add_error(ps->e, ps->file, ps->lineno, "unknown key '%s' in %s section", name,
+                          ps->sec == SEC_DAEMON ? "the [daemon]" : "a group");
+                return 1;
+        }
+        if (ps->key_line[k]) {
+                add_error(ps->e, ps->file, ps->lineno, "%s= repeated (first at line %d)", keys[k].name,
+                          ps->key_line[k]);
+                return 1;
+        }
+        ps->key_line[k] = ps->lineno;
+        if (strchr(value, '#')) {
+                add_error(ps->e, ps->file, ps->lineno,
+                          "'#' in the value of %s=: comments after a value start with ';', or go on a line of their own",
+                          keys[k].name);
+                return 1;
+        }
+        if (!*value && k != K_RESERVED) {
+                add_error(ps->e, ps->file, ps->lineno, "%s= has an empty value", keys[k].name);
+                return 1;
+        }
+        if (ps->sec == SEC_DAEMON)
+                daemon_key(ps, k, value);
+        else
+                group_key(ps, k, value);
+        return 1;
+}
+
+/* Classify the raw line; returns what inih should see (the line, or a
+ * comment in its place when we have already reported it). */
+static const char *check_line(struct parser *ps, char *line) {
+        char *s = line, *end;
+
+        while (*s == ' ' || *s == '\t')
+                s++;
+        end = s + strlen(s);
+        while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
+                *--end = 0;
+        if (*s == 0 || *s == ';' || *s == '#')
+                return ";";
+        if (*s == '[') {
+                char name[256];
+                size_t len;
+
+                if (end[-1] != ']' || end - s < 3 || (size_t) (end - s) > sizeof(name)) {
+                        add_error(ps->e, ps->file, ps->lineno, "malformed section header: expected [name]");
+                        ps->sec = SEC_SKIP;
+                        return ";";
+                }
+                len = end - s - 2;
+                memcpy(name, s + 1, len);
+                name[len] = 0;
+                if (strchr(name, '[') || strchr(name, ']') || strchr(name, ';') || strchr(name, '#')) {
+                        add_error(ps->e, ps->file, ps->lineno, "malformed section header: expected [name]");
+                        ps->sec = SEC_SKIP;
+                        return ";";
+                }
+                begin_section(ps, strstrip(name));
+                return s;
+        }
+        {
+                size_t eq = strcspn(s, "="), colon = strcspn(s, ":");
+                if (!s[eq] || colon < eq) {
+                        add_error(ps->e, ps->file, ps->lineno, "expected key=value");
+                        return ";";
+                }
+                if (eq == 0) {
+                        add_error(ps->e, ps->file, ps->lineno, "missing key before '='");
+                        return ";";
+                }
+        }
+        return s;
+}
+
+static char *reader(char *str, int num, void *stream) {
+        struct parser *ps = stream;
+        const char *nl, *out;
+        char line[CONFIG_MAX_LINE + 2];
+        size_t len;
+
+        if (!*ps->p)
+                return NULL;
+        nl = strchr(ps->p, '\n');
+        len = nl ? (size_t) (nl - ps->p) : strlen(ps->p);
+        ps->lineno++;
+        if (len > CONFIG_MAX_LINE || (int) len + 2 > num) {
+                add_error(ps->e, ps->file, ps->lineno, "line too long (%zu bytes, at most %d)", len, CONFIG_MAX_LINE);
+                out = ";";
+        } else {
+                memcpy(line, ps->p, len);
+                line[len] = 0;
+                out = check_line(ps, line);
+        }
+        ps->p = nl ? nl + 1 : ps->p + len;
+        snprintf(str, num, "%s\n", out);
+        return str;
+}
+
+void config_parse_string(struct config *c, const char *text, const char *filename, struct config_errors *e) {
+        struct parser ps = { .c = c, .e = e, .p = text, .sec = SEC_NONE };
+        int r;
+
+        ps.file = intern_file(c, filename);
+        if (!ps.file) {
+                add_error(e, filename, 0, "out of memory");
+                return;
+        }
+        /* Debian builds inih with these as run-time knobs. */
+        ini_use_stack = false;
+        ini_allow_realloc = false;
+        ini_max_line = CONFIG_MAX_LINE + 64;
+        ini_initial_alloc = CONFIG_MAX_LINE + 64;
+        ini_allow_multiline = false;    /* an indented line is its own line, not a continuation */
+        ini_allow_bom = true;
+        ini_allow_inline_comments = true;
+        ini_inline_comment_prefixes = ";";
+        ini_stop_on_first_error = false;
+        ini_allow_no_value = false;
+
+        if (text[0] == (char) 0xEF && text[1] == (char) 0xBB && text[2] == (char) 0xBF)
+                ps.p += 3;
+        r = ini_parse_stream(reader, &ps, handler, &ps);
+        if (r == -2)
+                add_error(e, ps.file, 0, "out of memory");
+        else if (r > 0 && !e->n)
+                add_error(e, ps.file, r, "syntax error");
+}
+
+void config_finish(struct config *c, struct config_errors *e) {
+        for (size_t i = 0; i < c->ngroups; i++) {
+                struct group_config *g = &c->groups[i];
+
+                if (g->kind == KIND_NONE)
+                        add_error(e, g->at.file, g->at.line, "group [%s] needs one of Unit=, Slice= or CgroupPath=", g->name);
+                if (!g->level)
+                        add_error(e, g->at.file, g->at.line, "group [%s] needs Level=", g->name);
+                if (!g->cpus && !g->spans)
+                        add_error(e, g->at.file, g->at.line, "group [%s] needs CPUs= or Spans=", g->name);
+                if (g->has_allowed && cpuset_subset(&g->allowed, &c->daemon.reserved))
+                        add_error(e, g->allowed_at.file, g->allowed_at.line,
+                                  "group [%s]: every CPU in AllowedCPUs= is reserved by ReservedCPUs=", g->name);
+                for (size_t j = 0; j < i; j++) {
+                        struct group_config *h = &c->groups[j];
+                        if (g->kind != KIND_NONE && g->kind == h->kind && g->target && h->target &&
+                            !strcmp(g->target, h->target))
+                                add_error(e, g->kind_at.file, g->kind_at.line,
+                                          "group [%s] has the same target '%s' as group [%s] at %s:%d", g->name,
+                                          g->target, h->name, h->kind_at.file, h->kind_at.line);
+                }
+        }
+}
+
+static int load_file(struct config *c, const char *path, bool must_exist, struct config_errors *e) {
+        char *text = NULL;
+        int r;
+
+        r = read_file_str(path, &text);
+        if (r == -ENOENT && !must_exist)
+                return 0;
+        if (r < 0) {
+                add_error(e, path, 0, "cannot read: %s", strerror(-r));
+                return r;
+        }
+        if ((size_t) r != strlen(text))
+                add_error(e, path, 0, "contains NUL bytes");
+        else
+                config_parse_string(c, text, path, e);
+        free(text);
+        return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int config_load(const char *main_path, const char *dropin_dir, struct config *c, struct config_errors *e) {
+        DIR *d;
+        struct dirent *de;
+        char **names = NULL;
+        size_t n = 0;
+
+        config_init(c);
+        /* A missing main file is an empty config: the daemon then does nothing. */
+        load_file(c, main_path, false, e);
+        d = dropin_dir ? opendir(dropin_dir) : NULL;
+        while (d && (de = readdir(d))) {
+                char **nn;
+                if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".conf"))
+                        continue;
+                nn = realloc(names, sizeof(char *) * (n + 1));
+                if (!nn)
+                        break;
+                names = nn;
+                if (asprintf(&names[n], "%s/%s", dropin_dir, de->d_name) < 0)
+                        break;
+                n++;
+        }
+        if (d)
+                closedir(d);
+        if (n)
+                qsort(names, n, sizeof(char *), cmp_str);
+        for (size_t i = 0; i < n; i++) {
+                load_file(c, names[i], true, e);
+                free(names[i]);
+        }
+        free(names);
+        config_finish(c, e);
+        return e->n ? -EINVAL : 0;
+}
+
+void config_dump(const struct config *c, FILE *f) {
+        char buf[4096];
+
+        fprintf(f, "[daemon]\n");
+        fprintf(f, "ReservedCPUs=%s\n", cpuset_format(&c->daemon.reserved, buf, sizeof(buf)));
+        fprintf(f, "Rounding=%s\n", rounding_to_string(c->daemon.rounding));
+        fprintf(f, "Repack=%s\n", c->daemon.repack ? "yes" : "no");
+        fprintf(f, "ReconcileSec=%u\n", c->daemon.reconcile_sec);
+        for (size_t i = 0; i < c->ngroups; i++) {
+                const struct group_config *g = &c->groups[i];
+                static const char *const kk[] = { [KIND_NONE] = "?", [KIND_UNIT] = "Unit", [KIND_SLICE] = "Slice",
+                                                  [KIND_CGROUP] = "CgroupPath" };
+
+                fprintf(f, "\n; %s:%d\n[%s]\n", g->at.file, g->at.line, g->name);
+                fprintf(f, "%s=%s\n", kk[g->kind], g->target ? g->target : "");
+                fprintf(f, "Level=%s\n", g->level ? g->level : "");
+                if (g->cpus)
+                        fprintf(f, "CPUs=%u\n", g->cpus);
+                else
+                        fprintf(f, "Spans=%u\n", g->spans);
+                if (g->has_allowed)
+                        fprintf(f, "AllowedCPUs=%s\n", cpuset_format(&g->allowed, buf, sizeof(buf)));
+                fprintf(f, "Placement=%s\n", g->pref == PREF_SPREAD ? "spread" : "pack");
+                fprintf(f, "Priority=%d\n", g->priority);
+        }
+}
+
+void config_group_to_request(const struct config *c, const struct group_config *g, const struct topology *t,
+                             struct placement_request *req, char *errbuf, size_t errlen) {
+        char sub[256];
+        int level = 0;
+
+        *req = (struct placement_request) {
+                .name = g->name,
+                .spans = g->spans,
+                .allowed = g->has_allowed ? &g->allowed : NULL,
+                .pref = g->pref,
+                .priority = g->priority,
+        };
+        if (!g->level || topology_resolve_level(t, g->level, &level, sub, sizeof(sub)) < 0) {
+                snprintf(errbuf, errlen, "%s", g->level ? sub : "no level");
+                req->error = errbuf;
+                return;
+        }
+        req->level = level;
+        if (g->cpus) {
+                unsigned s = t->levels[level].max_span_cpus, n = g->cpus;
+                if (n % s && c->daemon.rounding == ROUND_ERROR) {
+                        snprintf(errbuf, errlen, "CPUs=%u is not a multiple of the %u CPUs of a level-%d (%s) span",
+                                 n, s, level, t->levels[level].name);
+                        req->error = errbuf;
+                        return;
+                }
+                if (n % s && c->daemon.rounding == ROUND_DOWN && n < s) {
+                        snprintf(errbuf, errlen, "CPUs=%u is less than one level-%d (%s) span of %u CPUs", n, level,
+                                 t->levels[level].name, s);
+                        req->error = errbuf;
+                        return;
+                }
+                n = c->daemon.rounding == ROUND_DOWN ? n / s * s : (n + s - 1) / s * s;
+                req->cpus = n;
+        }
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cpuset.h"
+#include "placement.h"
+
+#define CONFIG_MAX_LINE 4000    /* longer lines are errors, not silently split */
+#define GROUP_NAME_MAX 64
+
+enum group_kind {
+        KIND_NONE,
+        KIND_SLICE,     /* Slice=   a systemd slice */
+        KIND_UNIT,      /* Unit=    a systemd service or scope */
+        KIND_CGROUP,    /* CgroupPath= a raw cgroup, relative to the cgroup2 root */
+};
+
+enum rounding {
+        ROUND_UP,       /* CPUs= not a multiple of the span size: round up */
+        ROUND_DOWN,
+        ROUND_ERROR,
+};
+
+struct where {
+        const char *file;       /* owned by config->files */
+        int line;
+};
+
+struct group_config {
+        char *name;
+        struct where at;        /* the section header */
+        enum group_kind kind;
+        struct where kind_at;
+        char *target;
+        char *level;            /* as written: "core", "2", ... */
+        struct where level_at;
+        unsigned cpus, spans;
+        struct where size_at;
+        bool has_allowed;
+        struct cpuset allowed;
+        struct where allowed_at;
+        enum placement_pref pref;
+        bool has_pref;
+        int priority;
+        bool has_priority;
+};
+
+struct daemon_config {
+        struct cpuset reserved;
+        enum rounding rounding;
+        bool repack;
+        unsigned reconcile_sec;
+};
+
+struct config {
+        struct daemon_config daemon;
+        struct group_config *groups;
+        size_t ngroups;
+        char **files;
+        size_t nfiles;
+};
+
+/* Every error, as "file:line: message". */
+struct config_errors {
+        char **msgs;
+        size_t n;
+};
+
+void config_init(struct config *c);
+void config_free(struct config *c);
+void config_errors_free(struct config_errors *e);
+
+/* Parse one INI text into c, recording errors. */
+void config_parse_string(struct config *c, const char *text, const char *filename, struct config_errors *e);
+/* Checks across sections and files, after everything is parsed. */
+void config_finish(struct config *c, struct config_errors *e);
+/* main_path plus the *.conf files of dropin_dir in name order (dropin_dir NULL: none).
+ * Returns 0 if valid, -EINVAL if e holds errors. */
+int config_load(const char *main_path, const char *dropin_dir, struct config *c, struct config_errors *e);
+
+void config_dump(const struct config *c, FILE *f);
+
+const char *group_kind_to_string(enum group_kind k);
+enum group_kind group_kind_from_string(const char *s);
+const char *rounding_to_string(enum rounding r);
+
+/* Turn a group into a placement request on topology t (level names, size
+ * rounding). Sets req->error (pointing into errbuf) when it cannot. */
+void config_group_to_request(const struct config *c, const struct group_config *g, const struct topology *t,
+                             struct placement_request *req, char *errbuf, size_t errlen);
