@@ -47,12 +47,19 @@ bad() {
 		fail "write $shown changed the value: $before -> $after"
 	fi
 }
+accepted=0 valid=0
 # good VALUE READBACK [-n]
 good() {
-	local got
+	local got now
 	if [ -n "${3:-}" ]; then got=$(schedw "$3" "$F" "$1"); else got=$(schedw "$F" "$1"); fi
-	check_eq "write $(printf '%q' "$1")${3:+ (with newline)}" "$got" ok
-	check_eq "  reads back" "$(cat "$F")" "$2"
+	now=$(cat "$F")
+	valid=$((valid + 1))
+	if [ "$got" = ok ] && [ "$now" = "$2" ]; then
+		accepted=$((accepted + 1))
+		pass "write $(printf '%q' "$1")${3:+ (with newline)}: ok, reads back $now"
+	else
+		fail "write $(printf '%q' "$1")${3:+ (with newline)}: $got, reads back $now (want ok, $2)"
+	fi
 }
 
 bad_values() {
@@ -73,6 +80,8 @@ bad_values() {
 	bad "$((MAX_LEVEL + 100))" ERANGE
 }
 
+above=$(schedw "$F" "$((MAX_LEVEL + 1))")
+check_eq "max+1 ($((MAX_LEVEL + 1))) refused" "$above" ERANGE
 log "# --- bad values at 0"
 bad_values
 log "# --- valid values"
@@ -92,4 +101,6 @@ if rmdir "$(cg_dir Y)"; then pass "rmdir of a coscheduled group"; else fail "rmd
 check_eq "X still reads" "$(cat "$F")" 1
 good 0 0
 
-finish "$refused/$total bad writes refused with the right errno, $kept/$total left the value unchanged, levels 0..$MAX_LEVEL accepted, max+1 ERANGE, root has no file"
+root=absent
+[ -e "$CG/cpu.scheduled" ] && root=present
+finish "bad writes: $refused/$total right errno, $kept/$total value unchanged; valid: $accepted/$valid ok; max_level $MAX_LEVEL, max+1: $above; root file $root"
