@@ -422,6 +422,13 @@ static int handler(void *user, const char *section, const char *name, const char
                 return 1;
         }
         ps->key_line[k] = ps->lineno;
+        if (ps->sec == SEC_GROUP) {
+                /* A bad value was reported already; "needs X=" would repeat it. */
+                struct group_config *g = cur_group(ps);
+                g->kind_seen |= k == K_UNIT || k == K_SLICE || k == K_CGROUP;
+                g->level_seen |= k == K_LEVEL;
+                g->size_seen |= k == K_CPUS || k == K_SPANS;
+        }
         if (strchr(value, '#')) {
                 add_error(ps->e, ps->file, ps->lineno,
                           "'#' in the value of %s=: comments after a value start with ';', or go on a line of their own",
@@ -543,11 +550,11 @@ void config_finish(struct config *c, struct config_errors *e) {
         for (size_t i = 0; i < c->ngroups; i++) {
                 struct group_config *g = &c->groups[i];
 
-                if (g->kind == KIND_NONE)
+                if (g->kind == KIND_NONE && !g->kind_seen)
                         add_error(e, g->at.file, g->at.line, "group [%s] needs one of Unit=, Slice= or CgroupPath=", g->name);
-                if (!g->level)
+                if (!g->level && !g->level_seen)
                         add_error(e, g->at.file, g->at.line, "group [%s] needs Level=", g->name);
-                if (!g->cpus && !g->spans)
+                if (!g->cpus && !g->spans && !g->size_seen)
                         add_error(e, g->at.file, g->at.line, "group [%s] needs CPUs= or Spans=", g->name);
                 if (g->has_allowed && cpuset_subset(&g->allowed, &c->daemon.reserved))
                         add_error(e, g->allowed_at.file, g->allowed_at.line,

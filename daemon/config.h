@@ -46,6 +46,7 @@ struct group_config {
         bool has_pref;
         int priority;
         bool has_priority;
+        bool kind_seen, level_seen, size_seen; /* set, even if to a bad value */
 };
 
 struct daemon_config {
