@@ -19,6 +19,7 @@
  *   run summary window_us=... gap_us=... tasks=N ok=0|1
  *   task NAME cpu=.. group=.. run_us=.. share_pct=.. run_pct_of_window=..
  *        segments=.. max_gap_us=.. loop_ns=.. migrations=.. overflow=..
+ *        finished=0|1 gaps_{100us,1ms,10ms,long}=COUNT gap_us_{...}=TIME
  *   pair A,B overlap_us=.. overlap_pct_of_a=.. overlap_pct_of_b=..
  *        overlap_pct_of_min=.. union_us=.. corun_pct_of_union=..
  *   group G tasks=a+b run_us=.. share_pct=.. union_us=.. all_us=..
@@ -73,6 +74,9 @@ struct rec {
 	int64_t cur_s, cur_e;
 	int64_t last;			/* last clock read, 0 = none yet */
 	int64_t max_gap;		/* longest gap seen inside the window */
+	/* Gaps by length: < 100 us, < 1 ms, < 10 ms, longer (count, ns). */
+	uint64_t gap_n[4];
+	int64_t gap_t[4];
 	uint64_t overflow;		/* segments merged because segs[] was full */
 	uint64_t loops;			/* clock reads inside the window */
 	struct seg *segs;
@@ -122,6 +126,16 @@ static void rec_init(struct rec *r, struct seg *buf, size_t max,
 	r->win_end = win_end;
 }
 
+static void rec_gap(struct rec *r, int64_t g)
+{
+	int b = g < 100000 ? 0 : g < 1000000 ? 1 : g < 10000000 ? 2 : 3;
+
+	if (g > r->max_gap)
+		r->max_gap = g;
+	r->gap_n[b]++;
+	r->gap_t[b] += g;
+}
+
 static void rec_close(struct rec *r)
 {
 	if (!r->open)
@@ -156,8 +170,7 @@ static int rec_feed(struct rec *r, int64_t t)
 		return 0;
 	}
 	if (r->open) {
-		if (t - prev > r->max_gap)
-			r->max_gap = t - prev;
+		rec_gap(r, t - prev);
 		rec_close(r);
 		if (r->open) {
 			/* segs[] full: count the gap as running, flag it. */
@@ -167,10 +180,7 @@ static int rec_feed(struct rec *r, int64_t t)
 		}
 	} else if (prev && t - prev > r->gap_ns) {
 		/* First read in the window after a gap: count the part inside. */
-		int64_t g = t - (prev > r->win_start ? prev : r->win_start);
-
-		if (g > r->max_gap)
-			r->max_gap = g;
+		rec_gap(r, t - (prev > r->win_start ? prev : r->win_start));
 	}
 	r->open = 1;
 	/* A task already spinning when the window opened starts at its start. */
@@ -399,6 +409,9 @@ static void st_recorder(void)
 	st_check(r.max_gap == 470, "recorder: max gap %" PRId64 " want 470",
 		 r.max_gap);
 	st_check(r.overflow == 0, "recorder: overflow without need");
+	st_check(r.gap_n[0] == 2 && r.gap_t[0] == 720 && !r.gap_n[1],
+		 "recorder: gap histogram %" PRIu64 "/%" PRId64, r.gap_n[0],
+		 r.gap_t[0]);
 
 	/* A task that starts late, and one last read long before the end. */
 	rec_init(&r, buf, 4, 50, 100, 1000);
@@ -810,14 +823,21 @@ int main(int argc, char **argv)
 
 		printf("# task %s (cpu %d, group %s%s%s): ran %.3f s = %.2f%% of"
 		       " window, %.2f%% of all run time; %zu segments, longest"
-		       " gap %.1f ms, %.0f ns per clock read%s%s%s\n",
+		       " gap %.1f ms, %.0f ns per clock read%s%s%s\n"
+		       "#   gaps <100us %" PRIu64 " (%.1f ms), <1ms %" PRIu64
+		       " (%.1f ms), <10ms %" PRIu64 " (%.1f ms), longer %" PRIu64
+		       " (%.1f ms)\n",
 		       tasks[i].name, tasks[i].cpu, tasks[i].group,
 		       tasks[i].cgroup[0] ? ", cgroup " : "", tasks[i].cgroup,
 		       (double)run[i] / 1e9, pct(run[i], window), pct(run[i], sum),
 		       lists[i].n, (double)r->max_gap / 1e6, loop,
 		       sl->done ? "" : "; DID NOT FINISH (killed)",
 		       r->overflow ? "; SEGMENT OVERFLOW" : "",
-		       sl->migrations ? "; MIGRATED" : "");
+		       sl->migrations ? "; MIGRATED" : "",
+		       r->gap_n[0], (double)r->gap_t[0] / 1e6,
+		       r->gap_n[1], (double)r->gap_t[1] / 1e6,
+		       r->gap_n[2], (double)r->gap_t[2] / 1e6,
+		       r->gap_n[3], (double)r->gap_t[3] / 1e6);
 		if (r->gap_ns && loop > (double)r->gap_ns / 4)
 			printf("# warning: task %s reads the clock every %.0f ns,"
 			       " too slow for a %.0f us gap\n", tasks[i].name,
@@ -909,11 +929,17 @@ int main(int argc, char **argv)
 		printf("task %s cpu=%d group=%s run_us=%.0f share_pct=%.3f"
 		       " run_pct_of_window=%.3f segments=%zu max_gap_us=%.0f"
 		       " loop_ns=%.0f migrations=%d overflow=%" PRIu64
-		       " finished=%d\n", tasks[i].name, tasks[i].cpu,
+		       " finished=%d gaps_100us=%" PRIu64 " gaps_1ms=%" PRIu64
+		       " gaps_10ms=%" PRIu64 " gaps_long=%" PRIu64
+		       " gap_us_100us=%.0f gap_us_1ms=%.0f gap_us_10ms=%.0f"
+		       " gap_us_long=%.0f\n", tasks[i].name, tasks[i].cpu,
 		       tasks[i].group, us(run[i]), pct(run[i], sum),
 		       pct(run[i], window), lists[i].n, us(r->max_gap),
 		       r->loops ? (double)run[i] / (double)r->loops : 0.0,
-		       sl->migrations, r->overflow, sl->done);
+		       sl->migrations, r->overflow, sl->done,
+		       r->gap_n[0], r->gap_n[1], r->gap_n[2], r->gap_n[3],
+		       us(r->gap_t[0]), us(r->gap_t[1]), us(r->gap_t[2]),
+		       us(r->gap_t[3]));
 	}
 	for (int i = 0; i < ntasks; i++)
 		for (int j = i + 1; j < ntasks; j++) {
