@@ -59,21 +59,31 @@ extract() {
 	mv "$SRC.tmp" "$SRC"
 }
 
+# Build the series as a chain of commits on top of "pristine" in a private
+# index, then check the result out: git rewrites only the files whose
+# content differs from what is checked out now, so make (and ccache)
+# rebuild only what the series change really touched.
 apply_series() {
-	local p n=0
-	git -C "$SRC" reset -q --hard pristine
-	git -C "$SRC" clean -q -fdx -e .cosched-tarball
+	local p n=0 head tree
+	local idx="$SRC/.git/cosched-index"
+	head=$(git -C "$SRC" rev-parse pristine)
+	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
 	while read -r p; do
 		case $p in ''|'#'*) continue;; esac
 		[ -r "$HERE/patches/$p" ] || die "series names $p, which is not in kernel/patches/"
-		if ! git -C "$SRC" apply --index --whitespace=nowarn "$HERE/patches/$p" 2>"$CACHE/apply.err"; then
+		if ! GIT_INDEX_FILE=$idx git -C "$SRC" apply --cached --whitespace=nowarn \
+				"$HERE/patches/$p" 2>"$CACHE/apply.err"; then
 			cat "$CACHE/apply.err" >&2
 			die "patch $p does not apply (patch $((n + 1)) of the series)"
 		fi
-		git -C "$SRC" -c user.name=cosched -c user.email=cosched@localhost \
-			commit -q -m "$p"
+		tree=$(GIT_INDEX_FILE=$idx git -C "$SRC" write-tree)
+		head=$(git -C "$SRC" -c user.name=cosched -c user.email=cosched@localhost \
+			commit-tree "$tree" -p "$head" -m "$p")
 		n=$((n + 1))
 	done < "$HERE/series"
+	rm -f "$idx"
+	git -C "$SRC" checkout -q -f --detach "$head"
+	git -C "$SRC" tag -f series "$head" >/dev/null
 	echo "kernel: applied $n patches"
 }
 
