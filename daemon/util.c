@@ -70,7 +70,8 @@ int write_file_str(const char *path, const char *s) {
         ssize_t n;
         int fd, r = 0;
 
-        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_TRUNC is ignored by cgroupfs and keeps fixture files exact. */
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         /* cgroupfs parses one write() per value; a short write is an error. */

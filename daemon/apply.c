@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apply.h"
+#include "bus.h"
+#include "cgroup.h"
+#include "util.h"
+
+/* Write cpu.scheduled only when it differs: the write is a collective
+ * re-parenting in the kernel, not free. */
+static int set_level(const char *root, const char *cg, int level, char *err, size_t errlen) {
+        int cur, r;
+
+        if (cgroup_get_scheduled(root, cg, &cur) == 0 && cur == level)
+                return 0;
+        r = cgroup_set_scheduled(root, cg, level);
+        if (r < 0)
+                return errf(err, errlen, r, "writing %d to %s/cpu.scheduled: %s", level, cg, strerror(-r));
+        return 0;
+}
+
+static int place_cgroup(const struct apply_ctx *a, const char *cg, int level, const struct cpuset *cpus, bool moved,
+                        char *err, size_t errlen) {
+        struct cpuset cur;
+        int r;
+
+        if (!cgroup_exists(a->cgroup_root, cg))
+                return errf(err, errlen, -ENOENT, "cgroup %s does not exist (yet)", cg);
+        r = cgroup_enable_controllers(a->cgroup_root, cg, err, errlen);
+        if (r < 0)
+                return r;
+        if (moved)
+                (void) cgroup_set_scheduled(a->cgroup_root, cg, 0);
+        if (cgroup_get_cpus(a->cgroup_root, cg, &cur, false) < 0 || !cpuset_equal(&cur, cpus)) {
+                r = cgroup_set_cpus(a->cgroup_root, cg, cpus);
+                if (r < 0) {
+                        /* Never leave it coscheduled on CPUs we did not choose. */
+                        (void) cgroup_set_scheduled(a->cgroup_root, cg, 0);
+                        return errf(err, errlen, r, "writing %s/cpuset.cpus: %s", cg, strerror(-r));
+                }
+        }
+        return set_level(a->cgroup_root, cg, level, err, errlen);
+}
+
+static int place_unit(const struct apply_ctx *a, const char *unit, int level, const struct cpuset *cpus, bool moved,
+                      char *cg, size_t cglen, char *err, size_t errlen) {
+        int r;
+
+        if (!a->bus)
+                return errf(err, errlen, -ENOTCONN, "no connection to systemd to confine %s", unit);
+        r = bus_unit_cgroup(a->bus, unit, cg, cglen, err, errlen);
+        if (r < 0)
+                return r;
+        if (moved && cg[0])
+                (void) cgroup_set_scheduled(a->cgroup_root, cg, 0);
+        r = bus_set_unit_cpus(a->bus, unit, cpus, err, errlen);
+        if (r < 0) {
+                if (cg[0])
+                        (void) cgroup_set_scheduled(a->cgroup_root, cg, 0);
+                return r;
+        }
+        if (!cg[0])
+                return APPLIED_WAITING; /* re-applied when the unit starts (JobRemoved) */
+        /* systemd enables controllers lazily; the cgroup may lag a moment. */
+        r = set_level(a->cgroup_root, cg, level, err, errlen);
+        return r < 0 ? r : APPLIED;
+}
+
+int apply_place(const struct apply_ctx *a, enum group_kind kind, const char *target, int level,
+                const struct cpuset *cpus, bool moved, char *cg, size_t cglen, char *err, size_t errlen) {
+        int r;
+
+        if (kind == KIND_CGROUP) {
+                snprintf(cg, cglen, "%s", target);
+                r = place_cgroup(a, target, level, cpus, moved, err, errlen);
+                return r < 0 ? r : APPLIED;
+        }
+        return place_unit(a, target, level, cpus, moved, cg, cglen, err, errlen);
+}
+
+int apply_unplace(const struct apply_ctx *a, enum group_kind kind, const char *target, const char *known_cg,
+                  char *err, size_t errlen) {
+        char cg[1025] = "";
+        int r;
+
+        if (kind == KIND_CGROUP)
+                snprintf(cg, sizeof(cg), "%s", target);
+        else if (a->bus && bus_unit_cgroup(a->bus, target, cg, sizeof(cg), NULL, 0) < 0)
+                cg[0] = 0;
+        if (!cg[0] && known_cg)
+                snprintf(cg, sizeof(cg), "%s", known_cg);
+
+        if (cg[0] && cgroup_exists(a->cgroup_root, cg)) {
+                r = cgroup_set_scheduled(a->cgroup_root, cg, 0);
+                if (r < 0 && r != -ENOENT)
+                        return errf(err, errlen, r, "writing 0 to %s/cpu.scheduled: %s", cg, strerror(-r));
+        }
+        if (kind == KIND_CGROUP) {
+                if (!cgroup_exists(a->cgroup_root, cg))
+                        return 0;
+                r = cgroup_set_cpus(a->cgroup_root, cg, NULL);
+                if (r < 0)
+                        return errf(err, errlen, r, "widening %s/cpuset.cpus: %s", cg, strerror(-r));
+                return 0;
+        }
+        if (!a->bus)
+                return errf(err, errlen, -ENOTCONN, "no connection to systemd to widen %s", target);
+        return bus_set_unit_cpus(a->bus, target, NULL, err, errlen);
+}

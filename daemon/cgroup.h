@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Raw cgroup v2 file access below a root (the real /sys/fs/cgroup, or a
+ * fixture tree in tests). Paths are relative to the root and start with '/'.
+ */
+
+#include <stdbool.h>
+
+#include "cpuset.h"
+
+bool cgroup_exists(const char *root, const char *cg);
+/* Enable +cpuset +cpu in cgroup.subtree_control of every ancestor of cg. */
+int cgroup_enable_controllers(const char *root, const char *cg, char *err, size_t errlen);
+int cgroup_set_cpus(const char *root, const char *cg, const struct cpuset *cpus); /* NULL: widen to the parent's */
+int cgroup_get_cpus(const char *root, const char *cg, struct cpuset *ret, bool effective);
+int cgroup_set_scheduled(const char *root, const char *cg, int level);
+int cgroup_get_scheduled(const char *root, const char *cg, int *level);

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+
+#include "apply.h"
+#include "bus.h"
+#include "cgroup.h"
+#include "log.h"
+#include "manager.h"
+#include "placement.h"
+#include "util.h"
+
+static int load_config(const struct manager_options *o, struct config *c) {
+        struct config_errors e = {};
+        int r = config_load(o->config_path, o->config_dir, c, &e);
+
+        for (size_t i = 0; i < e.n; i++)
+                log_error("%s", e.msgs[i]);
+        config_errors_free(&e);
+        return r;
+}
+
+static void read_online(struct manager *m, char *buf, size_t len) {
+        char path[4096], *v = NULL;
+
+        snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/online", m->opt.sysfs_root);
+        buf[0] = 0;
+        if (read_file_str(path, &v) >= 0)
+                snprintf(buf, len, "%s", v);
+        free(v);
+}
+
+/* (Re)read the topology; returns true if it changed. */
+static bool load_topology(struct manager *m) {
+        struct topology t;
+        char err[256];
+
+        read_online(m, m->online, sizeof(m->online));
+        if (topology_load(m->opt.sysfs_root, &t, err, sizeof(err)) < 0) {
+                bool changed = m->have_topo || strcmp(err, m->topo_err);
+                if (changed)
+                        log_error("cannot use the CPU topology: %s", err);
+                if (m->have_topo)
+                        topology_free(&m->topo);
+                m->have_topo = false;
+                snprintf(m->topo_err, sizeof(m->topo_err), "topology: %s", err);
+                return changed;
+        }
+        if (m->have_topo && topology_equal(&m->topo, &t)) {
+                topology_free(&t);
+                return false;
+        }
+        if (m->have_topo)
+                topology_free(&m->topo);
+        m->topo = t;
+        m->have_topo = true;
+        m->topo_err[0] = 0;
+        log_info("topology: %d online CPUs, %d levels, max_level %d%s%s", cpuset_count(&t.online), t.nlevels - 1,
+                 t.max_level, t.unavailable[0] ? "; " : "", t.unavailable);
+        return true;
+}
+
+int manager_new(const struct manager_options *o, struct manager **ret) {
+        struct manager *m = calloc(1, sizeof(*m));
+        int r;
+
+        if (!m)
+                return -ENOMEM;
+        m->opt = *o;
+        r = load_config(o, &m->config);
+        if (r < 0) {
+                free(m);
+                return r;
+        }
+        load_topology(m);
+        r = state_read(o->state_dir, &m->st);
+        if (r < 0) {
+                log_warning("ignoring unreadable checkpoint in %s: %s", o->state_dir, strerror(-r));
+                state_free(&m->st);
+        }
+        if (o->use_bus) {
+                r = bus_open(&m->bus);
+                if (r < 0) {
+                        log_warning("no system bus (%s): systemd units cannot be confined", strerror(-r));
+                        m->bus = NULL;
+                }
+        }
+        *ret = m;
+        return 0;
+}
+
+void manager_free(struct manager *m) {
+        if (!m)
+                return;
+        sd_event_source_unref(m->timer);
+        sd_event_source_unref(m->defer);
+        sd_device_monitor_unref(m->monitor);
+        sd_bus_flush_close_unref(m->bus);
+        sd_event_unref(m->event);
+        config_free(&m->config);
+        if (m->have_topo)
+                topology_free(&m->topo);
+        state_free(&m->st);
+        free(m);
+}
+
+static bool same_target(const struct state_entry *e, const struct group_config *g) {
+        return e->kind == g->kind && !strcmp(e->target, g->target);
+}
+
+static const struct group_config *config_group(const struct config *c, const char *name) {
+        for (size_t i = 0; i < c->ngroups; i++)
+                if (!strcmp(c->groups[i].name, name))
+                        return &c->groups[i];
+        return NULL;
+}
+
+/* Groups that held CPUs and no longer will: coscheduling off, then widen. */
+static void unplace_gone(struct manager *m, const struct apply_ctx *a, const struct placement_result *res) {
+        for (size_t i = 0; i < m->st.n; i++) {
+                const struct state_entry *e = &m->st.e[i];
+                const struct group_config *g = config_group(&m->config, e->name);
+                char err[512];
+
+                if (cpuset_empty(&e->cpus))
+                        continue;
+                if (g && same_target(e, g) && res[g - m->config.groups].state == GROUP_PLACED)
+                        continue;
+                if (apply_unplace(a, e->kind, e->target, e->cgroup, err, sizeof(err)) < 0)
+                        log_group(LOG_WARNING, e->name, "releasing %s: %s", e->target, err);
+                else
+                        log_group(LOG_INFO, e->name, "released %s", e->target);
+        }
+}
+
+static void log_transition(const struct state_entry *old, const struct state_entry *e) {
+        char cpus[4096];
+
+        if (old && old->state == e->state && cpuset_equal(&old->cpus, &e->cpus) && !strcmp(old->reason, e->reason))
+                return;
+        if (e->state == GROUP_PLACED)
+                log_group(LOG_INFO, e->name, "placed %s on CPUs %s (level %d %s)%s%s", e->target,
+                          cpuset_format(&e->cpus, cpus, sizeof(cpus)), e->level, e->level_name,
+                          e->reason[0] ? ": " : "", e->reason);
+        else
+                log_group(e->state == GROUP_ERROR ? LOG_ERR : LOG_NOTICE, e->name, "%s %s: %s",
+                          group_state_to_string(e->state), e->target, e->reason);
+}
+
+/* Build the placement requests; current placements come from the checkpoint. */
+static void build_requests(struct manager *m, struct placement_request *req, char (*errbuf)[320]) {
+        for (size_t i = 0; i < m->config.ngroups; i++) {
+                const struct group_config *g = &m->config.groups[i];
+                const struct state_entry *e = state_find(&m->st, g->name);
+
+                if (!m->have_topo) {
+                        req[i] = (struct placement_request) { .name = g->name, .error = m->topo_err };
+                        continue;
+                }
+                config_group_to_request(&m->config, g, &m->topo, &req[i], errbuf[i], sizeof(errbuf[i]));
+                if (e && same_target(e, g) && e->level == req[i].level && !cpuset_empty(&e->cpus))
+                        req[i].current = &e->cpus;
+        }
+}
+
+static void apply_group(struct manager *m, const struct apply_ctx *a, size_t i, const struct placement_request *req,
+                        const struct placement_result *res, struct state_entry *e) {
+        const struct group_config *g = &m->config.groups[i];
+        char err[512];
+        int r;
+
+        if (res->state != GROUP_PLACED)
+                return;
+        r = apply_place(a, g->kind, g->target, req->level, &res->cpus, res->moved, e->cgroup, sizeof(e->cgroup), err,
+                        sizeof(err));
+        if (r < 0) {
+                e->state = GROUP_ERROR;
+                snprintf(e->reason, sizeof(e->reason), "%s", err);
+        } else if (r == APPLIED_WAITING)
+                snprintf(e->reason, sizeof(e->reason), "confined; waiting for the unit to start");
+}
+
+int manager_reconcile(struct manager *m) {
+        size_t n = m->config.ngroups, placed = 0, pending = 0, failed = 0;
+        struct apply_ctx a = { .cgroup_root = m->opt.cgroup_root, .bus = m->bus };
+        struct placement_request *req = calloc(n ? n : 1, sizeof(*req));
+        struct placement_result *res = calloc(n ? n : 1, sizeof(*res));
+        char (*errbuf)[320] = calloc(n ? n : 1, sizeof(*errbuf));
+        struct state ns = { .e = calloc(n ? n : 1, sizeof(struct state_entry)), .n = n };
+        int r = -ENOMEM;
+
+        if (!req || !res || !errbuf || !ns.e)
+                goto out;
+        build_requests(m, req, errbuf);
+        r = placement_compute(m->have_topo ? &m->topo : &(struct topology) {},
+                              &(struct placement_options) { .reserved = &m->config.daemon.reserved,
+                                                            .repack = m->config.daemon.repack },
+                              n, req, res);
+        if (r < 0)
+                goto out;
+
+        unplace_gone(m, &a, res);
+        /* Moved groups first: they leave CPUs that new groups may take. */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < n; i++) {
+                        const struct group_config *g = &m->config.groups[i];
+                        struct state_entry *e = &ns.e[i];
+
+                        if ((pass == 0) != (res[i].state == GROUP_PLACED && res[i].moved))
+                                continue;
+                        snprintf(e->name, sizeof(e->name), "%s", g->name);
+                        e->kind = g->kind;
+                        snprintf(e->target, sizeof(e->target), "%s", g->target);
+                        e->level = req[i].error ? 0 : req[i].level;
+                        snprintf(e->level_name, sizeof(e->level_name), "%s",
+                                 e->level && m->have_topo ? m->topo.levels[e->level].name : "");
+                        e->state = res[i].state;
+                        if (res[i].state == GROUP_PLACED)
+                                e->cpus = res[i].cpus;
+                        snprintf(e->reason, sizeof(e->reason), "%s", res[i].reason);
+                        apply_group(m, &a, i, &req[i], &res[i], e);
+                }
+        for (size_t i = 0; i < n; i++) {
+                log_transition(state_find(&m->st, ns.e[i].name), &ns.e[i]);
+                placed += ns.e[i].state == GROUP_PLACED;
+                pending += ns.e[i].state == GROUP_PENDING;
+                failed += ns.e[i].state == GROUP_ERROR;
+        }
+        state_free(&m->st);
+        m->st = ns;
+        ns = (struct state) {};
+        r = state_write(m->opt.state_dir, &m->st);
+        if (r < 0)
+                log_warning("cannot write the checkpoint to %s: %s", m->opt.state_dir, strerror(-r));
+        sd_notifyf(false, "STATUS=%zu placed, %zu pending, %zu error%s%s", placed, pending, failed,
+                   m->last_reload_error[0] ? "; " : "", m->last_reload_error);
+        r = 0;
+out:
+        free(req);
+        free(res);
+        free(errbuf);
+        state_free(&ns);
+        return r;
+}
+
+/* ---- events ---- */
+
+static int on_defer(sd_event_source *s, void *userdata) {
+        struct manager *m = userdata;
+
+        (void) s;
+        sd_event_source_set_enabled(m->defer, SD_EVENT_OFF);
+        manager_reconcile(m);
+        return 0;
+}
+
+/* Coalesce bursts (a restart is several jobs) into one reconcile. */
+static void schedule_reconcile(struct manager *m) {
+        sd_event_source_set_enabled(m->defer, SD_EVENT_ONESHOT);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        struct manager *m = userdata;
+        struct config c;
+        int r;
+
+        (void) s;
+        (void) si;
+        sd_notify(false, "RELOADING=1");
+        r = load_config(&m->opt, &c);
+        if (r < 0) {
+                config_free(&c);
+                log_error("reload: the new configuration is invalid, keeping the running one");
+                snprintf(m->last_reload_error, sizeof(m->last_reload_error), "last reload failed, old config kept");
+        } else {
+                config_free(&m->config);
+                m->config = c;
+                m->last_reload_error[0] = 0;
+                log_info("reload: configuration with %zu groups loaded", c.ngroups);
+                sd_event_source_set_time_relative(m->timer, (uint64_t) m->config.daemon.reconcile_sec * 1000000);
+        }
+        load_topology(m);
+        manager_reconcile(m);
+        sd_notify(false, "READY=1");
+        return 0;
+}
+
+/* Periodic: cgroups recreated behind our back get their settings again,
+ * and a changed online mask means hotplug the monitor may have missed. */
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct manager *m = userdata;
+        char online[sizeof(m->online)];
+
+        (void) usec;
+        read_online(m, online, sizeof(online));
+        if (strcmp(online, m->online))
+                load_topology(m);
+        manager_reconcile(m);
+        sd_event_source_set_time_relative(s, (uint64_t) m->config.daemon.reconcile_sec * 1000000);
+        sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_cpu_uevent(sd_device_monitor *mon, sd_device *d, void *userdata) {
+        struct manager *m = userdata;
+
+        (void) mon;
+        (void) d;
+        if (load_topology(m))
+                schedule_reconcile(m);
+        return 0;
+}
+
+static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *e) {
+        (void) msg;
+        (void) e;
+        schedule_reconcile(userdata);
+        return 0;
+}
+
+static int setup_events(struct manager *m) {
+        sigset_t ss;
+        int r;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGHUP);
+        sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGINT);
+        sigprocmask(SIG_BLOCK, &ss, NULL);
+        if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
+                return r;
+        r = sd_event_add_time_relative(m->event, &m->timer, CLOCK_MONOTONIC,
+                                       (uint64_t) m->config.daemon.reconcile_sec * 1000000, 0, on_timer, m);
+        if (r < 0)
+                return r;
+        r = sd_event_add_defer(m->event, &m->defer, on_defer, m);
+        if (r < 0)
+                return r;
+        sd_event_source_set_enabled(m->defer, SD_EVENT_OFF);
+        /* WATCHDOG=1 pings at half of WatchdogSec=, from the loop itself. */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                log_warning("watchdog: %s", strerror(-r));
+
+        if (m->bus) {
+                r = sd_bus_attach_event(m->bus, m->event, 0);
+                if (r >= 0)
+                        r = bus_subscribe(m->bus, on_job_removed, m);
+                if (r < 0)
+                        log_warning("cannot follow systemd jobs (%s): relying on the %us timer", strerror(-r),
+                                    m->config.daemon.reconcile_sec);
+        }
+        if (!m->opt.sysfs_root[0]) {
+                r = sd_device_monitor_new(&m->monitor);
+                if (r >= 0)
+                        r = sd_device_monitor_filter_add_match_subsystem_devtype(m->monitor, "cpu", NULL);
+                if (r >= 0)
+                        r = sd_device_monitor_attach_event(m->monitor, m->event);
+                if (r >= 0)
+                        r = sd_device_monitor_start(m->monitor, on_cpu_uevent, m);
+                if (r < 0)
+                        log_warning("no CPU hotplug events (%s): polling every %us", strerror(-r),
+                                    m->config.daemon.reconcile_sec);
+        }
+        return 0;
+}
+
+int manager_run(struct manager *m) {
+        int r;
+
+        r = setup_events(m);
+        if (r < 0) {
+                log_error("event loop setup: %s", strerror(-r));
+                return r;
+        }
+        manager_reconcile(m);
+        sd_notify(false, "READY=1");
+        r = sd_event_loop(m->event);
+        sd_notify(false, "STOPPING=1");
+        /* Groups stay as they are: the checkpoint lets a restart carry on. */
+        return r;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-device.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "state.h"
+#include "topology.h"
+
+struct manager_options {
+        const char *config_path;
+        const char *config_dir;         /* conf.d */
+        const char *sysfs_root;         /* "" = the real /sys */
+        const char *cgroup_root;
+        const char *state_dir;
+        bool use_bus;
+};
+
+struct manager {
+        struct manager_options opt;
+        struct config config;
+        struct topology topo;
+        bool have_topo;
+        char topo_err[256];
+        char online[4096];              /* last /sys/devices/system/cpu/online, to spot hotplug cheaply */
+        struct state st;                /* the current placement, as checkpointed */
+        sd_event *event;
+        sd_bus *bus;
+        sd_event_source *timer;
+        sd_event_source *defer;
+        sd_device_monitor *monitor;
+        char last_reload_error[128];
+};
+
+/* Load config (must be valid), topology and the checkpoint. */
+int manager_new(const struct manager_options *o, struct manager **ret);
+void manager_free(struct manager *m);
+/* Place and apply once, checkpoint, report STATUS=. */
+int manager_reconcile(struct manager *m);
+/* The event loop until SIGTERM/SIGINT. */
+int manager_run(struct manager *m);

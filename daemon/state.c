@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+#include "util.h"
+
+#define STATE_MAGIC "# coschedd state 1"
+
+/* Tabs and newlines separate fields and records; keep them out of values. */
+static void put_field(char **out, const char *v) {
+        char buf[1100];
+        size_t i = 0;
+
+        if (!v || !*v)
+                v = "-";
+        for (; *v && i < sizeof(buf) - 1; v++)
+                buf[i++] = (*v == '\t' || *v == '\n') ? ' ' : *v;
+        buf[i] = 0;
+        strappendf(out, "\t%s", buf);
+}
+
+int state_write(const char *dir, const struct state *s) {
+        char path[PATH_MAX], cpus[CPUSET_MAX * 6], lvl[16];
+        char *out = NULL;
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE);
+        strappendf(&out, "%s\n", STATE_MAGIC);
+        for (size_t i = 0; i < s->n; i++) {
+                const struct state_entry *e = &s->e[i];
+                strappendf(&out, "group");
+                put_field(&out, e->name);
+                put_field(&out, group_kind_to_string(e->kind));
+                put_field(&out, e->target);
+                snprintf(lvl, sizeof(lvl), "%d", e->level);
+                put_field(&out, lvl);
+                put_field(&out, e->level_name);
+                put_field(&out, group_state_to_string(e->state));
+                put_field(&out, cpuset_format(&e->cpus, cpus, sizeof(cpus)));
+                put_field(&out, e->cgroup);
+                put_field(&out, e->reason);
+                strappendf(&out, "\n");
+        }
+        if (!out)
+                return -ENOMEM;
+        r = write_file_atomic(path, out);
+        free(out);
+        return r;
+}
+
+static void get_field(char *dst, size_t len, const char *v) {
+        snprintf(dst, len, "%s", strcmp(v, "-") ? v : "");
+}
+
+static int parse_line(char *line, struct state_entry *e) {
+        char *f[10], *save = NULL;
+        int n = 0;
+
+        for (char *t = strtok_r(line, "\t", &save); t && n < 10; t = strtok_r(NULL, "\t", &save))
+                f[n++] = t;
+        if (n != 10 || strcmp(f[0], "group"))
+                return -EINVAL;
+        *e = (struct state_entry) {};
+        get_field(e->name, sizeof(e->name), f[1]);
+        e->kind = group_kind_from_string(f[2]);
+        get_field(e->target, sizeof(e->target), f[3]);
+        if (safe_atoi(f[4], &e->level) < 0)
+                return -EINVAL;
+        get_field(e->level_name, sizeof(e->level_name), f[5]);
+        if (!strcmp(f[6], "placed"))
+                e->state = GROUP_PLACED;
+        else if (!strcmp(f[6], "pending"))
+                e->state = GROUP_PENDING;
+        else
+                e->state = GROUP_ERROR;
+        if (cpuset_parse(strcmp(f[7], "-") ? f[7] : "", &e->cpus) < 0)
+                return -EINVAL;
+        get_field(e->cgroup, sizeof(e->cgroup), f[8]);
+        get_field(e->reason, sizeof(e->reason), f[9]);
+        return 0;
+}
+
+int state_read(const char *dir, struct state *s) {
+        char path[PATH_MAX], *text = NULL, *save = NULL;
+        int r;
+
+        *s = (struct state) {};
+        snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE);
+        r = read_file_str(path, &text);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (strncmp(text, STATE_MAGIC "\n", strlen(STATE_MAGIC) + 1)) {
+                free(text);
+                return -EINVAL; /* another version: start afresh rather than guess */
+        }
+        for (char *line = strtok_r(text + strlen(STATE_MAGIC) + 1, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                struct state_entry e, *n;
+                if (parse_line(line, &e) < 0)
+                        continue;
+                n = realloc(s->e, sizeof(*n) * (s->n + 1));
+                if (!n) {
+                        free(text);
+                        state_free(s);
+                        return -ENOMEM;
+                }
+                s->e = n;
+                s->e[s->n++] = e;
+        }
+        free(text);
+        return 0;
+}
+
+void state_free(struct state *s) {
+        free(s->e);
+        *s = (struct state) {};
+}
+
+struct state_entry *state_find(const struct state *s, const char *name) {
+        for (size_t i = 0; i < s->n; i++)
+                if (!strcmp(s->e[i].name, name))
+                        return &s->e[i];
+        return NULL;
+}

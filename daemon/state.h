@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The checkpoint in /run/coschedd/state: what the daemon decided and
+ * applied, one group per line. The daemon reads it back on restart (groups
+ * stay where they are) and coschedctl reads it for status and verify.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "cpuset.h"
+#include "placement.h"
+
+#define STATE_FILE "state"
+
+struct state_entry {
+        char name[GROUP_NAME_MAX + 1];
+        enum group_kind kind;
+        char target[1025];
+        int level;                      /* 0 if unresolved */
+        char level_name[32];
+        enum group_state state;
+        struct cpuset cpus;             /* placed CPUs (also kept for error after placement) */
+        char cgroup[1025];              /* the cgroup written to, relative to the cgroup root; "" unknown */
+        char reason[320];
+};
+
+struct state {
+        struct state_entry *e;
+        size_t n;
+};
+
+int state_write(const char *dir, const struct state *s);
+/* Missing file: empty state, returns 0. */
+int state_read(const char *dir, struct state *s);
+void state_free(struct state *s);
+struct state_entry *state_find(const struct state *s, const char *name);

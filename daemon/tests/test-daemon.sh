@@ -1,0 +1,133 @@
+#!/bin/sh
+# coschedd end to end on fixture trees: a fake sysfs (the QEMU guest's
+# topology with the kernel interface) and a fake cgroup2 tree of plain
+# files. Never touches the host's cgroups: --cgroup-root points into $T.
+cd "$(dirname "$0")/.." || exit 1
+D=./coschedd
+T=$(mktemp -d /tmp/coschedd-test.XXXXXX)
+trap 'kill $PID 2>/dev/null; rm -rf "$T"' EXIT
+fail=0
+pass() { echo "PASS daemon/$1"; }
+failt() { echo "FAIL daemon/$1: $2"; fail=1; }
+
+mk_sysfs() {
+        r=$T/sys
+        mkdir -p $r/sys/devices/system/cpu $r/sys/kernel/cosched/levels/1 $r/sys/kernel/cosched/levels/2 $r/sys/kernel/cosched/levels/3
+        echo 0-7 > $r/sys/devices/system/cpu/online
+        for c in 0 1 2 3 4 5 6 7; do
+                d=$r/sys/devices/system/cpu/cpu$c/topology
+                mkdir -p $d
+                t=$((c / 2 * 2)); p=$((c / 4 * 4))
+                echo "$t-$((t + 1))" > $d/thread_siblings_list
+                echo "$p-$((p + 3))" > $d/package_cpus_list
+        done
+        echo 3 > $r/sys/kernel/cosched/max_level
+        echo smt > $r/sys/kernel/cosched/levels/1/name
+        printf '0-1\n2-3\n4-5\n6-7\n' > $r/sys/kernel/cosched/levels/1/spans
+        echo mc > $r/sys/kernel/cosched/levels/2/name
+        printf '0-3\n4-7\n' > $r/sys/kernel/cosched/levels/2/spans
+        echo die > $r/sys/kernel/cosched/levels/3/name
+        echo 0-7 > $r/sys/kernel/cosched/levels/3/spans
+}
+
+mk_cgroup() { # path
+        mkdir -p "$T/cg$1"
+        for f in cpuset.cpus cpu.scheduled cgroup.subtree_control; do : > "$T/cg$1/$f"; done
+        echo 0 > "$T/cg$1/cpu.scheduled"
+}
+
+mk_sysfs
+mkdir -p $T/cg $T/state $T/etc/conf.d
+: > $T/cg/cgroup.subtree_control
+mk_cgroup /batch
+mk_cgroup /batch/a
+mk_cgroup /batch/b
+mk_cgroup /web
+
+cat > $T/etc/coschedd.conf <<'CONF'
+[daemon]
+ReservedCPUs=0
+
+[a]
+CgroupPath=/batch/a
+Level=core
+Spans=1
+Priority=10
+
+[b]
+CgroupPath=/batch/b
+Level=package
+CPUs=4
+
+[web]
+CgroupPath=/web
+Level=core
+Spans=4
+CONF
+ARGS="--no-bus --sysfs-root=$T/sys --cgroup-root=$T/cg --state-dir=$T/state --config=$T/etc/coschedd.conf"
+
+# --check-config: silent success.
+out=$($D --check-config $ARGS 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ -z "$out" ]; then pass check-config-silent; else failt check-config-silent "rc=$rc out=$out"; fi
+
+# --once: a on core 2-3 (0 reserved), b on package 4-7, web pending.
+$D --once $ARGS 2>$T/log
+got="$(cat $T/cg/batch/a/cpuset.cpus) $(cat $T/cg/batch/a/cpu.scheduled) $(cat $T/cg/batch/b/cpuset.cpus) $(cat $T/cg/batch/b/cpu.scheduled) $(cat $T/cg/web/cpu.scheduled)"
+if [ "$got" = "2-3 1 4-7 2 0" ]; then pass once-places-groups; else failt once-places-groups "got '$got'"; fi
+if grep -q '+cpuset' $T/cg/batch/cgroup.subtree_control 2>/dev/null || grep -q '+cpu' $T/cg/batch/cgroup.subtree_control; then
+        pass enables-controllers
+else failt enables-controllers "batch subtree_control: $(cat $T/cg/batch/cgroup.subtree_control)"; fi
+if grep -q "^group	web	cgroup	/web	1	smt	pending	-	-	needs 4 level-1 (smt) spans, 0 free" $T/state/state; then
+        pass state-records-pending
+else failt state-records-pending "$(grep web $T/state/state)"; fi
+
+# A restart keeps placements (from the checkpoint) even when a new
+# higher-priority group would like the same CPUs.
+cat >> $T/etc/coschedd.conf <<'CONF'
+
+[vip]
+CgroupPath=/batch
+Level=core
+Spans=1
+Priority=100
+CONF
+$D --once $ARGS 2>>$T/log
+got="$(cat $T/cg/batch/a/cpuset.cpus) $(cat $T/cg/batch/cpuset.cpus)"
+if [ "$got" = "2-3 " ] && grep -q "^group	vip	.*pending" $T/state/state; then pass restart-keeps-placement
+else failt restart-keeps-placement "got '$got'"; fi
+
+# Broken config: --check-config prints every error with file:line, exit 1.
+cp $T/etc/coschedd.conf $T/good.conf
+printf '\n[bad]\nCgroupPath=/x\nLevel=hyper\nSpans=1\nColour=red\n' >> $T/etc/coschedd.conf
+out=$($D --check-config $ARGS 2>&1); rc=$?
+exp="$T/etc/coschedd.conf:28: Level=hyper: expected a level number (1-15) or one of core, smt, llc, cache, package, socket, cls, mc, die, numa
+$T/etc/coschedd.conf:30: unknown key 'Colour' in a group section"
+if [ $rc -eq 1 ] && [ "$out" = "$exp" ]; then pass check-config-errors; else failt check-config-errors "rc=$rc out=$out"; fi
+if $D --once $ARGS 2>/dev/null; then failt refuses-invalid-config "started"; else pass refuses-invalid-config; fi
+
+# The event loop: SIGHUP with a broken config keeps the old placement;
+# a good one removing group a releases it (0 first, then widen).
+cp $T/good.conf $T/etc/coschedd.conf
+$D $ARGS 2>$T/loop.log &
+PID=$!
+sleep 0.5
+printf '\n[bad]\nLevel=7 # seven\n' >> $T/etc/coschedd.conf
+kill -HUP $PID; sleep 0.5
+got="$(cat $T/cg/batch/a/cpuset.cpus) $(cat $T/cg/batch/a/cpu.scheduled)"
+if [ "$got" = "2-3 1" ] && grep -q "keeping the running one" $T/loop.log; then pass reload-broken-keeps-old
+else failt reload-broken-keeps-old "got '$got'; $(tail -1 $T/loop.log)"; fi
+sed '/^\[a\]/,/^Priority=10/d' $T/good.conf > $T/etc/coschedd.conf
+kill -HUP $PID; sleep 0.5
+got="$(cat $T/cg/batch/a/cpu.scheduled) [$(cat $T/cg/batch/a/cpuset.cpus)]"
+if [ "$got" = "0 []" ] && ! grep -q "^group	a	" $T/state/state; then pass reload-removal-releases
+else failt reload-removal-releases "got '$got'"; fi
+kill -TERM $PID; wait $PID; rc=$?
+if [ $rc -eq 0 ]; then pass sigterm-exits-cleanly; else failt sigterm-exits-cleanly "rc=$rc"; fi
+PID=
+
+# Stock kernel: no /sys/kernel/cosched -> groups error with a clear reason.
+rm -rf $T/sys/sys/kernel/cosched
+$D --once $ARGS 2>/dev/null
+if grep -q "^group	b	.*error	.*the kernel has no coscheduling support" $T/state/state; then pass stock-kernel-refuses
+else failt stock-kernel-refuses "$(grep '^group	b' $T/state/state)"; fi
+exit $fail
