@@ -5,7 +5,7 @@
 cd "$(dirname "$0")/.." || exit 1
 D=./coschedd
 T=$(mktemp -d /tmp/coschedd-test.XXXXXX)
-trap 'kill $PID 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $PID 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$T"' EXIT
 fail=0
 pass() { echo "PASS daemon/$1"; }
 failt() { echo "FAIL daemon/$1: $2"; fail=1; }
@@ -124,6 +124,31 @@ else failt reload-removal-releases "got '$got'"; fi
 kill -TERM $PID; wait $PID; rc=$?
 if [ $rc -eq 0 ]; then pass sigterm-exits-cleanly; else failt sigterm-exits-cleanly "rc=$rc"; fi
 PID=
+
+# coschedctl reads the checkpoint, the fixture sysfs and cgroup tree.
+C="./coschedctl --state-dir=$T/state --sysfs-root=$T/sys --cgroup-root=$T/cg"
+out=$($C status)
+if echo "$out" | grep -q '^b  *cgroup /batch/b  *2 mc  *4-7  *4  *placed' && echo "$out" | grep -q '^vip .* 2-3  *2  *placed'; then
+        pass ctl-status
+else failt ctl-status "$(echo "$out" | tr '\n' '|')"; fi
+out=$($C --json status)
+case "$out" in
+'[{"group":"b","kind":"cgroup","target":"/batch/b","level":2,"level_name":"mc","cpus":"4-7","spans":"4","state":"placed",'*) pass ctl-status-json ;;
+*) failt ctl-status-json "$out" ;;
+esac
+out=$($C topology)
+if echo "$out" | grep -q '^  mc 4-7 \[b\]' && echo "$out" | grep -q '^    smt 0-1 \[free\]' && echo "$out" | grep -q '^die 0-7 \[partly: b,vip\]'; then
+        pass ctl-topology
+else failt ctl-topology "$(echo "$out" | tr '\n' '|')"; fi
+if $C --json topology | grep -q '"span":4,"cpus":"4-7","used_by":"b"'; then pass ctl-topology-json; else failt ctl-topology-json "$($C --json topology)"; fi
+if $C verify >/dev/null; then pass ctl-verify-clean; else failt ctl-verify-clean "$($C verify)"; fi
+echo 0 > $T/cg/batch/b/cpu.scheduled
+out=$($C verify); rc=$?
+if [ $rc -eq 1 ] && echo "$out" | grep -q '^b .*drift: cpu.scheduled is 0, want 2'; then pass ctl-verify-drift
+else failt ctl-verify-drift "rc=$rc $out"; fi
+if $C --json verify | grep -q '"result":"drift: cpu.scheduled is 0, want 2"'; then pass ctl-verify-json; else failt ctl-verify-json "$($C --json verify)"; fi
+$D --once $ARGS 2>/dev/null
+if $C verify >/dev/null; then pass reconcile-repairs-drift; else failt reconcile-repairs-drift "$($C verify)"; fi
 
 # Stock kernel: no /sys/kernel/cosched -> groups error with a clear reason.
 rm -rf $T/sys/sys/kernel/cosched

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* coschedctl: show what coschedd decided, the span tree, and drift. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "placement.h"
+#include "state.h"
+#include "topology.h"
+
+struct opts {
+        const char *state_dir, *sysfs_root, *cgroup_root;
+        bool json;
+};
+
+static void help(void) {
+        printf("coschedctl [OPTIONS...] COMMAND\n\n"
+               "Commands:\n"
+               "  status      Groups: kind, level, CPUs, spans, placed/pending/error\n"
+               "  topology    The span tree with the group on each span\n"
+               "  verify      Compare the cgroups with the placement; exit 1 on drift\n\n"
+               "Options:\n"
+               "  -h --help            Show this help\n"
+               "     --json            Machine-readable output\n"
+               "     --state-dir=DIR   coschedd's checkpoint (default /run/coschedd)\n"
+               "     --sysfs-root=DIR  Read /sys below DIR\n"
+               "     --cgroup-root=DIR The cgroup2 mount (default /sys/fs/cgroup)\n");
+}
+
+static void json_str(const char *s) {
+        putchar('"');
+        for (; s && *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        printf("\\%c", *s);
+                else if ((unsigned char) *s < 0x20)
+                        printf("\\u%04x", *s);
+                else
+                        putchar(*s);
+        }
+        putchar('"');
+}
+
+/* "0,2,4": the spans (by lowest CPU) that make up cpus at level l. */
+static void spans_of(const struct topology *t, bool have_topo, int l, const struct cpuset *cpus, char *buf, size_t len) {
+        size_t off = 0;
+
+        buf[0] = 0;
+        if (!have_topo || l < 1 || l >= t->nlevels)
+                return;
+        CPUSET_FOREACH(c, cpus) {
+                int s;
+                if (c >= t->ncpu_ids || (s = t->levels[l].span_of[c]) < 0 || t->levels[l].spans[s].first != c)
+                        continue;
+                off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", c);
+                if (off >= len)
+                        break;
+        }
+}
+
+static int cmd_status(const struct opts *o, const struct state *st, const struct topology *t, bool have_topo) {
+        static char cpus[CPUSET_MAX * 6], spans[CPUSET_MAX * 6];
+
+        if (o->json) {
+                printf("[");
+                for (size_t i = 0; i < st->n; i++) {
+                        const struct state_entry *e = &st->e[i];
+                        cpuset_format(&e->cpus, cpus, sizeof(cpus));
+                        spans_of(t, have_topo, e->level, &e->cpus, spans, sizeof(spans));
+                        printf("%s{\"group\":", i ? "," : "");
+                        json_str(e->name);
+                        printf(",\"kind\":");
+                        json_str(group_kind_to_string(e->kind));
+                        printf(",\"target\":");
+                        json_str(e->target);
+                        printf(",\"level\":%d,\"level_name\":", e->level);
+                        json_str(e->level_name);
+                        printf(",\"cpus\":");
+                        json_str(cpus);
+                        printf(",\"spans\":");
+                        json_str(spans);
+                        printf(",\"state\":");
+                        json_str(group_state_to_string(e->state));
+                        printf(",\"cgroup\":");
+                        json_str(e->cgroup);
+                        printf(",\"reason\":");
+                        json_str(e->reason);
+                        printf("}");
+                }
+                printf("]\n");
+                return 0;
+        }
+        printf("%-16s %-6s %-28s %-9s %-14s %-10s %-8s %s\n", "GROUP", "KIND", "TARGET", "LEVEL", "CPUS", "SPANS",
+               "STATE", "REASON");
+        for (size_t i = 0; i < st->n; i++) {
+                const struct state_entry *e = &st->e[i];
+                char level[48];
+                cpuset_format(&e->cpus, cpus, sizeof(cpus));
+                spans_of(t, have_topo, e->level, &e->cpus, spans, sizeof(spans));
+                if (e->level)
+                        snprintf(level, sizeof(level), "%d %s", e->level, e->level_name);
+                else
+                        snprintf(level, sizeof(level), "-");
+                printf("%-16s %-6s %-28s %-9s %-14s %-10s %-8s %s\n", e->name, group_kind_to_string(e->kind), e->target,
+                       level, cpus[0] ? cpus : "-", spans[0] ? spans : "-", group_state_to_string(e->state), e->reason);
+        }
+        return 0;
+}
+
+/* Who holds span s: one group if a group owns all of it, else a list. */
+static void occupancy(const struct state *st, const struct cpuset *span, char *buf, size_t len) {
+        size_t off = 0;
+        bool whole = false;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < st->n; i++) {
+                const struct state_entry *e = &st->e[i];
+                if (e->state != GROUP_PLACED || !cpuset_intersects(&e->cpus, span))
+                        continue;
+                whole = cpuset_subset(span, &e->cpus);
+                off += snprintf(buf + off, len - off, "%s%s", off ? "," : "", e->name);
+                if (off >= len)
+                        break;
+        }
+        if (off && !whole) {
+                char tmp[512];
+                snprintf(tmp, sizeof(tmp), "partly: %s", buf);
+                snprintf(buf, len, "%s", tmp);
+        }
+}
+
+static void print_span(const struct opts *o, const struct state *st, const struct topology *t, int l, int s, int depth,
+                       bool *first) {
+        const struct topo_span *sp = &t->levels[l].spans[s];
+        char cpus[CPUSET_MAX * 6], who[512];
+
+        cpuset_format(&sp->cpus, cpus, sizeof(cpus));
+        occupancy(st, &sp->cpus, who, sizeof(who));
+        if (o->json) {
+                printf("%s{\"level\":%d,\"name\":", *first ? "" : ",", l);
+                json_str(t->levels[l].name);
+                printf(",\"span\":%d,\"cpus\":", sp->first);
+                json_str(cpus);
+                printf(",\"used_by\":");
+                json_str(who);
+                printf("}");
+                *first = false;
+        } else
+                printf("%*s%s %s [%s]\n", depth * 2, "", t->levels[l].name, cpus, who[0] ? who : "free");
+        if (l > 1)
+                for (int i = 0; i < sp->nchildren; i++)
+                        print_span(o, st, t, l - 1, sp->children[i], depth + 1, first);
+}
+
+static int cmd_topology(const struct opts *o, const struct state *st, const struct topology *t) {
+        int top = t->nlevels - 1;
+        bool first = true;
+
+        if (o->json) {
+                printf("{\"kernel\":%s,\"max_level\":%d,\"unavailable\":", t->kernel ? "true" : "false", t->max_level);
+                json_str(t->unavailable);
+                printf(",\"levels\":[");
+                for (int l = 1; l <= top; l++) {
+                        printf("%s", l > 1 ? "," : "");
+                        json_str(t->levels[l].name);
+                }
+                printf("],\"spans\":[");
+        } else {
+                printf("%s, max_level %d%s%s\n", t->kernel ? "kernel coscheduling levels" : "CPU topology (fallback)",
+                       t->max_level, t->unavailable[0] ? ": " : "", t->unavailable);
+                for (int l = 1; l <= top; l++)
+                        printf("level %d: %s (%d spans)%s%s%s\n", l, t->levels[l].name, t->levels[l].nspans,
+                               l == t->smt_level ? " =core" : "", l == t->llc_level ? " =llc" : "",
+                               l == t->package_level ? " =package" : "");
+        }
+        for (int s = 0; top >= 1 && s < t->levels[top].nspans; s++)
+                print_span(o, st, t, top, s, 0, &first);
+        if (o->json)
+                printf("]}\n");
+        return 0;
+}
+
+static int cmd_verify(const struct opts *o, const struct state *st) {
+        int drift = 0;
+        bool first = true;
+
+        if (o->json)
+                printf("[");
+        for (size_t i = 0; i < st->n; i++) {
+                const struct state_entry *e = &st->e[i];
+                char msg[512] = "ok", want[4096], have[4096];
+                struct cpuset cpus;
+                int level = -1;
+
+                if (e->state != GROUP_PLACED)
+                        continue;
+                if (!e->cgroup[0])
+                        snprintf(msg, sizeof(msg), "waiting: no cgroup yet");
+                else if (cgroup_get_scheduled(o->cgroup_root, e->cgroup, &level) < 0 || level != e->level)
+                        snprintf(msg, sizeof(msg), "drift: cpu.scheduled is %d, want %d", level, e->level);
+                else if (cgroup_get_cpus(o->cgroup_root, e->cgroup, &cpus, false) < 0 || !cpuset_equal(&cpus, &e->cpus))
+                        snprintf(msg, sizeof(msg), "drift: cpuset.cpus is %s, want %s", cpuset_format(&cpus, have, sizeof(have)),
+                                 cpuset_format(&e->cpus, want, sizeof(want)));
+                if (!strncmp(msg, "drift", 5))
+                        drift = 1;
+                if (o->json) {
+                        printf("%s{\"group\":", first ? "" : ",");
+                        json_str(e->name);
+                        printf(",\"cgroup\":");
+                        json_str(e->cgroup);
+                        printf(",\"result\":");
+                        json_str(msg);
+                        printf("}");
+                        first = false;
+                } else
+                        printf("%-16s %-32s %s\n", e->name, e->cgroup[0] ? e->cgroup : "-", msg);
+        }
+        if (o->json)
+                printf("]\n");
+        return drift;
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },  { "json", no_argument, NULL, 'j' },
+                { "state-dir", required_argument, NULL, 's' }, { "sysfs-root", required_argument, NULL, 'S' },
+                { "cgroup-root", required_argument, NULL, 'c' }, {},
+        };
+        struct opts o = { .state_dir = "/run/coschedd", .sysfs_root = "", .cgroup_root = "/sys/fs/cgroup" };
+        struct state st;
+        struct topology t = {};
+        char err[256];
+        bool have_topo;
+        const char *cmd;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case 'j':
+                        o.json = true;
+                        break;
+                case 's':
+                        o.state_dir = optarg;
+                        break;
+                case 'S':
+                        o.sysfs_root = optarg;
+                        break;
+                case 'c':
+                        o.cgroup_root = optarg;
+                        break;
+                default:
+                        return 2;
+                }
+        cmd = optind < argc ? argv[optind] : "status";
+        r = state_read(o.state_dir, &st);
+        if (r < 0) {
+                fprintf(stderr, "coschedctl: cannot read %s/%s: %s\n", o.state_dir, STATE_FILE, strerror(-r));
+                return 1;
+        }
+        have_topo = topology_load(o.sysfs_root, &t, err, sizeof(err)) == 0;
+        if (!strcmp(cmd, "status"))
+                r = cmd_status(&o, &st, &t, have_topo);
+        else if (!strcmp(cmd, "topology")) {
+                if (!have_topo) {
+                        fprintf(stderr, "coschedctl: %s\n", err);
+                        r = 1;
+                } else
+                        r = cmd_topology(&o, &st, &t);
+        } else if (!strcmp(cmd, "verify"))
+                r = cmd_verify(&o, &st);
+        else {
+                fprintf(stderr, "coschedctl: unknown command '%s' (status, topology, verify)\n", cmd);
+                r = 2;
+        }
+        if (have_topo)
+                topology_free(&t);
+        state_free(&st);
+        return r;
+}
