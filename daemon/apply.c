@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "apply.h"
 #include "bus.h"
@@ -44,6 +45,21 @@ static int place_cgroup(const struct apply_ctx *a, const char *cg, int level, co
         return set_level(a->cgroup_root, cg, level, err, errlen);
 }
 
+static int wait_for_cpus(const char *root, const char *cg, const struct cpuset *cpus, char *err, size_t errlen) {
+        struct timespec step = { 0, 20 * 1000 * 1000 };
+        struct cpuset cur;
+        char a[4096], b[4096];
+
+        cpuset_zero(&cur);
+        for (int i = 0; i < 100; i++) {
+                if (cgroup_get_cpus(root, cg, &cur, false) == 0 && cpuset_equal(&cur, cpus))
+                        return 0;
+                nanosleep(&step, NULL);
+        }
+        return errf(err, errlen, -ETIMEDOUT, "systemd has not applied AllowedCPUs=%s to %s (cpuset.cpus is %s); will retry",
+                    cpuset_format(cpus, a, sizeof(a)), cg, cpuset_format(&cur, b, sizeof(b)));
+}
+
 static int place_unit(const struct apply_ctx *a, const char *unit, int level, const struct cpuset *cpus, bool moved,
                       char *cg, size_t cglen, char *err, size_t errlen) {
         int r;
@@ -63,7 +79,12 @@ static int place_unit(const struct apply_ctx *a, const char *unit, int level, co
         }
         if (!cg[0])
                 return APPLIED_WAITING; /* re-applied when the unit starts (JobRemoved) */
-        /* systemd enables controllers lazily; the cgroup may lag a moment. */
+        /* PID 1 realizes cgroup settings from its own event loop, after
+         * the method returned: confinement must be visible before the
+         * group is coscheduled. */
+        r = wait_for_cpus(a->cgroup_root, cg, cpus, err, errlen);
+        if (r < 0)
+                return r;
         r = set_level(a->cgroup_root, cg, level, err, errlen);
         return r < 0 ? r : APPLIED;
 }

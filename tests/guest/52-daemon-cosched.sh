@@ -1,0 +1,53 @@
+#!/bin/bash
+# timeout: 150
+# Coscheduling really happens on the CPUs coschedd chose: group A (one SMT
+# core, placed by the daemon) runs a spinner on each of its two CPUs; a
+# plain task x (not coscheduled) competes on A's second CPU. corun records
+# what really ran:
+#  - x never ran while a task of A ran: overlap <= 0.1% of the shorter run
+#    (the core runs A or not-A, never both);
+#  - A's two threads ran together >= 90% of the time either ran (gang).
+# On a stock kernel x and A's first thread run at once about half the time.
+. "$(dirname "$0")/lib.sh"
+test_init 52-daemon-cosched
+require_cosched
+
+DROPIN=/etc/coschedd/conf.d/52-daemon-cosched.conf
+teardown() { rm -f "$DROPIN"; systemctl reload coschedd 2>/dev/null; sleep 1; }
+trap 'rc=$?; teardown; (exit $rc); cleanup' EXIT
+wait_until() {
+	local end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ]; do eval "$2" && return 0; sleep 0.2; done
+	eval "$2"
+}
+rd() { cat "$1" 2>/dev/null || echo missing; }
+
+systemctl is-active -q coschedd || systemctl start coschedd
+cg_create A
+cg_create X
+RAW=$(cg_rel A)
+printf '[daemon]\nReservedCPUs=0-1\n\n[t52]\nCgroupPath=/%s\nLevel=core\nSpans=1\n' "$RAW" > "$DROPIN"
+systemctl reload coschedd || fail "reload"
+wait_until 15 '[ "$(rd $CG/$RAW/cpu.scheduled)" = 1 ]'
+cpus=$(rd "$CG/$RAW/cpuset.cpus")
+log "# coschedd placed A on $cpus, cpu.scheduled $(rd $CG/$RAW/cpu.scheduled)"
+check_eq "A coscheduled by the daemon" "$(rd $CG/$RAW/cpu.scheduled)" 1
+# Two CPUs "a-b" or "a,b".
+P1=${cpus%%[-,]*}
+P2=${cpus##*[-,]}
+[ "$P1" != "$P2" ] || fail "expected two CPUs, got '$cpus'"
+
+corun_run out \
+	--task a1:"$P1":"$RAW":A --task a2:"$P2":"$RAW":A \
+	--task x:"$P2":"$(cg_rel X)":X
+
+ov=$(kv out gpair A,X overlap_pct_of_min)
+ov1=$(kv out pair a1,x overlap_pct_of_min)
+co=$(kv out pair a1,a2 corun_pct_of_union)
+log "# A vs x overlap: group $ov%, a1/x $ov1% of the shorter run; A co-run $co%"
+worst=$(max "$ov" "$ov1")
+check_le "A/x overlap %" "$worst" 0.1
+check_ge "A co-run %" "$co" 90
+coschedctl verify; check_eq "coschedctl verify" "$?" 0
+
+finish "on daemon-placed CPUs $cpus: A/x overlap $(num "$worst")% (<=0.1%), A co-run $(num "$co")% (>=90%)"
