@@ -546,6 +546,24 @@ void config_parse_string(struct config *c, const char *text, const char *filenam
                 add_error(e, ps.file, r, "syntax error");
 }
 
+/* Is g's cgroup below h's? Raw paths by prefix, slices by systemd's naming
+ * (a-b.slice is inside a.slice). Services name no parent here. */
+static bool nested_in(const struct group_config *g, const struct group_config *h) {
+        size_t n;
+
+        if (!g->target || !h->target || g->kind != h->kind)
+                return false;
+        if (g->kind == KIND_CGROUP) {
+                n = strlen(h->target);
+                return !strncmp(g->target, h->target, n) && g->target[n] == '/';
+        }
+        if (g->kind == KIND_SLICE) {
+                n = strlen(h->target) - strlen(".slice");
+                return !strncmp(g->target, h->target, n) && g->target[n] == '-';
+        }
+        return false;
+}
+
 void config_finish(struct config *c, struct config_errors *e) {
         for (size_t i = 0; i < c->ngroups; i++) {
                 struct group_config *g = &c->groups[i];
@@ -559,8 +577,14 @@ void config_finish(struct config *c, struct config_errors *e) {
                 if (g->has_allowed && cpuset_subset(&g->allowed, &c->daemon.reserved))
                         add_error(e, g->allowed_at.file, g->allowed_at.line,
                                   "group [%s]: every CPU in AllowedCPUs= is reserved by ReservedCPUs=", g->name);
-                for (size_t j = 0; j < i; j++) {
+                for (size_t j = 0; j < c->ngroups; j++) {
                         struct group_config *h = &c->groups[j];
+                        if (j != i && nested_in(g, h))
+                                add_error(e, g->kind_at.file, g->kind_at.line,
+                                          "group [%s] ('%s') is inside group [%s] ('%s' at %s:%d): coscheduled groups cannot nest",
+                                          g->name, g->target, h->name, h->target, h->kind_at.file, h->kind_at.line);
+                        if (j >= i)
+                                continue;
                         if (g->kind != KIND_NONE && g->kind == h->kind && g->target && h->target &&
                             !strcmp(g->target, h->target))
                                 add_error(e, g->kind_at.file, g->kind_at.line,

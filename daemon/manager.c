@@ -78,6 +78,8 @@ int manager_new(const struct manager_options *o, struct manager **ret) {
                 return r;
         }
         load_topology(m);
+        if (mkdir(o->state_dir, 0755) < 0 && errno != EEXIST)
+                log_warning("cannot create %s: %s", o->state_dir, strerror(errno));
         r = state_read(o->state_dir, &m->st);
         if (r < 0) {
                 log_warning("ignoring unreadable checkpoint in %s: %s", o->state_dir, strerror(-r));

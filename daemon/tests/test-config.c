@@ -74,6 +74,12 @@ static const struct ccase cases[] = {
           "t.conf:22: Rounding=sideways: expected up, down or error\n"
           "t.conf:23: Repack=maybe: expected yes or no\n"
           "t.conf:24: ReconcileSec=0: expected seconds from 1 to 3600" },
+        { "nested-cgroups", "[a]\nCgroupPath=/batch\nLevel=1\nSpans=1\n[b]\nCgroupPath=/batch/b\nLevel=1\nSpans=1\n"
+          "[c]\nCgroupPath=/batchx\nLevel=1\nSpans=1\n",
+          "t.conf:6: group [b] ('/batch/b') is inside group [a] ('/batch' at t.conf:2): coscheduled groups cannot nest" },
+        { "nested-slices", "[a]\nSlice=db.slice\nLevel=1\nSpans=1\n[b]\nSlice=db-x.slice\nLevel=1\nSpans=1\n"
+          "[c]\nSlice=dbx.slice\nLevel=1\nSpans=1\n",
+          "t.conf:6: group [b] ('db-x.slice') is inside group [a] ('db.slice' at t.conf:2): coscheduled groups cannot nest" },
         { "empty-value", "[db]\nSlice=\nLevel=core\nSpans=2\n",
           "t.conf:2: Slice= has an empty value" },
         { "allowed-all-reserved", "[daemon]\nReservedCPUs=0-3\n" GOOD "AllowedCPUs=2-3\n",

@@ -5,6 +5,8 @@
 cd "$(dirname "$0")/.." || exit 1
 D=./coschedd
 T=$(mktemp -d /tmp/coschedd-test.XXXXXX)
+# Not under anyone's service manager here.
+unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID JOURNAL_STREAM
 trap 'kill $PID 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$T"' EXIT
 fail=0
 pass() { echo "PASS daemon/$1"; }
@@ -43,6 +45,7 @@ mk_cgroup /batch
 mk_cgroup /batch/a
 mk_cgroup /batch/b
 mk_cgroup /web
+mk_cgroup /vip
 
 cat > $T/etc/coschedd.conf <<'CONF'
 [daemon]
@@ -86,13 +89,13 @@ else failt state-records-pending "$(grep web $T/state/state)"; fi
 cat >> $T/etc/coschedd.conf <<'CONF'
 
 [vip]
-CgroupPath=/batch
+CgroupPath=/vip
 Level=core
 Spans=1
 Priority=100
 CONF
 $D --once $ARGS 2>>$T/log
-got="$(cat $T/cg/batch/a/cpuset.cpus) $(cat $T/cg/batch/cpuset.cpus)"
+got="$(cat $T/cg/batch/a/cpuset.cpus) $(cat $T/cg/vip/cpuset.cpus)"
 if [ "$got" = "2-3 " ] && grep -q "^group	vip	.*pending" $T/state/state; then pass restart-keeps-placement
 else failt restart-keeps-placement "got '$got'"; fi
 
