@@ -109,7 +109,8 @@ static int cmd_status(const struct opts *o, const struct state *st, const struct
         return 0;
 }
 
-/* Who holds span s: one group if a group owns all of it, else a list. */
+/* Who holds span s: one group if a group owns all of it, else a list
+ * ("partly: a,reserved"). */
 static void occupancy(const struct state *st, const struct cpuset *span, char *buf, size_t len) {
         size_t off = 0;
         bool whole = false;
@@ -124,6 +125,8 @@ static void occupancy(const struct state *st, const struct cpuset *span, char *b
                 if (off >= len)
                         break;
         }
+        if (cpuset_intersects(span, &st->reserved))
+                off += snprintf(buf + off, len - off, "%sreserved", off ? "," : "");
         if (off && !whole) {
                 char tmp[512];
                 snprintf(tmp, sizeof(tmp), "partly: %s", buf);

@@ -193,7 +193,8 @@ int manager_reconcile(struct manager *m) {
         struct placement_request *req = calloc(n ? n : 1, sizeof(*req));
         struct placement_result *res = calloc(n ? n : 1, sizeof(*res));
         char (*errbuf)[320] = calloc(n ? n : 1, sizeof(*errbuf));
-        struct state ns = { .e = calloc(n ? n : 1, sizeof(struct state_entry)), .n = n };
+        struct state ns = { .e = calloc(n ? n : 1, sizeof(struct state_entry)), .n = n,
+                            .reserved = m->config.daemon.reserved };
         int r = -ENOMEM;
 
         if (!req || !res || !errbuf || !ns.e)

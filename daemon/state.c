@@ -30,6 +30,7 @@ int state_write(const char *dir, const struct state *s) {
 
         snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE);
         strappendf(&out, "%s\n", STATE_MAGIC);
+        strappendf(&out, "reserved\t%s\n", cpuset_format(&s->reserved, cpus, sizeof(cpus)));
         for (size_t i = 0; i < s->n; i++) {
                 const struct state_entry *e = &s->e[i];
                 strappendf(&out, "group");
@@ -101,6 +102,10 @@ int state_read(const char *dir, struct state *s) {
         }
         for (char *line = strtok_r(text + strlen(STATE_MAGIC) + 1, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 struct state_entry e, *n;
+                if (!strncmp(line, "reserved\t", 9)) {
+                        (void) cpuset_parse(line + 9, &s->reserved);
+                        continue;
+                }
                 if (parse_line(line, &e) < 0)
                         continue;
                 n = realloc(s->e, sizeof(*n) * (s->n + 1));

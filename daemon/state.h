@@ -31,6 +31,7 @@ struct state_entry {
 struct state {
         struct state_entry *e;
         size_t n;
+        struct cpuset reserved;         /* [daemon] ReservedCPUs= in force */
 };
 
 int state_write(const char *dir, const struct state *s);
