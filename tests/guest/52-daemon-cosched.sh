@@ -35,7 +35,12 @@ check_eq "A coscheduled by the daemon" "$(rd $CG/$RAW/cpu.scheduled)" 1
 # Two CPUs "a-b" or "a,b".
 P1=${cpus%%[-,]*}
 P2=${cpus##*[-,]}
-[ "$P1" != "$P2" ] || fail "expected two CPUs, got '$cpus'"
+if [ -z "$P1" ] || [ "$P1" = "$P2" ] || [ "$cpus" = missing ]; then
+	# Not placed (stock kernel: the daemon refuses): measure on the
+	# siblings the other tests use, so the log shows what ran anyway.
+	fail "expected two CPUs from the daemon, got '$cpus'"
+	P1=$C1 P2=$C2
+fi
 
 corun_run out \
 	--task a1:"$P1":"$RAW":A --task a2:"$P2":"$RAW":A \
