@@ -51,3 +51,20 @@ void log_full(int prio, const char *group, const char *fmt, ...) {
         else
                 fprintf(stderr, "coschedd: %s\n", msg);
 }
+
+void log_transition_fields(int prio, const char *group, const char *state, const char *cpus, const char *fmt, ...) {
+        char msg[2048];
+        va_list ap;
+
+        if (prio > max_level)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (!to_journal) {
+                fprintf(stderr, "coschedd: [%s] %s\n", group, msg);
+                return;
+        }
+        sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio, "COSCHED_GROUP=%s", group, "COSCHED_STATE=%s", state,
+                        "COSCHED_CPUS=%s", cpus, "SYSLOG_IDENTIFIER=coschedd", NULL);
+}

@@ -11,6 +11,10 @@
 void log_init(void);
 void log_set_max_level(int level);
 void log_full(int prio, const char *group, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A group's state change, with COSCHED_STATE= and COSCHED_CPUS= too, so
+ * that "journalctl COSCHED_STATE=pending" finds them. */
+void log_transition_fields(int prio, const char *group, const char *state, const char *cpus, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
 
 #define log_error(...) log_full(LOG_ERR, NULL, __VA_ARGS__)
 #define log_warning(...) log_full(LOG_WARNING, NULL, __VA_ARGS__)

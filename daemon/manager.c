@@ -145,13 +145,14 @@ static void log_transition(const struct state_entry *old, const struct state_ent
 
         if (old && old->state == e->state && cpuset_equal(&old->cpus, &e->cpus) && !strcmp(old->reason, e->reason))
                 return;
+        cpuset_format(&e->cpus, cpus, sizeof(cpus));
         if (e->state == GROUP_PLACED)
-                log_group(LOG_INFO, e->name, "placed %s on CPUs %s (level %d %s)%s%s", e->target,
-                          cpuset_format(&e->cpus, cpus, sizeof(cpus)), e->level, e->level_name,
-                          e->reason[0] ? ": " : "", e->reason);
+                log_transition_fields(LOG_INFO, e->name, "placed", cpus, "placed %s on CPUs %s (level %d %s)%s%s",
+                                      e->target, cpus, e->level, e->level_name, e->reason[0] ? ": " : "", e->reason);
         else
-                log_group(e->state == GROUP_ERROR ? LOG_ERR : LOG_NOTICE, e->name, "%s %s: %s",
-                          group_state_to_string(e->state), e->target, e->reason);
+                log_transition_fields(e->state == GROUP_ERROR ? LOG_ERR : LOG_NOTICE, e->name,
+                                      group_state_to_string(e->state), cpus, "%s %s: %s",
+                                      group_state_to_string(e->state), e->target, e->reason);
 }
 
 /* Build the placement requests; current placements come from the checkpoint. */
