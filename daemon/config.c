@@ -462,6 +462,16 @@ static const char *check_line(struct parser *ps, char *line) {
                 char name[256];
                 size_t len;
 
+                /* "[db] ; note" is fine, as inih allows: cut the comment. */
+                for (char *c = s + 1; *c; c++)
+                        if (*c == ';' && (c[-1] == ' ' || c[-1] == '\t')) {
+                                *c = 0;
+                                break;
+                        }
+                end = s + strlen(s);
+                while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
+                        *--end = 0;
+
                 if (end[-1] != ']' || end - s < 3 || (size_t) (end - s) > sizeof(name)) {
                         add_error(ps->e, ps->file, ps->lineno, "malformed section header: expected [name]");
                         ps->sec = SEC_SKIP;

@@ -43,6 +43,8 @@ static const struct ccase cases[] = {
         { "colon-separator", "[db]\nSlice: db.slice\nLevel=core\nSpans=2\n", "t.conf:2: expected key=value\nt.conf:1: group [db] needs one of Unit=, Slice= or CgroupPath=" },
         { "no-equals", GOOD "justaword\n", "t.conf:5: expected key=value" },
         { "indented-is-not-continuation", "[db]\nSlice=db.slice\n  Level=core\nSpans=2\n", "" },
+        { "header-with-comment", "[db] ; the database\nSlice=db.slice\nLevel=core\nSpans=2\n", "" },
+        { "header-with-hash", "[db] # the database\nSlice=db.slice\n", "t.conf:1: malformed section header: expected [name]" },
         { "malformed-header", "[db\nSlice=db.slice\n", "t.conf:1: malformed section header: expected [name]" },
         { "bad-group-name", "[my db]\nSlice=db.slice\nLevel=core\nSpans=1\n",
           "t.conf:1: invalid group name 'my db' (1-64 characters of A-Z a-z 0-9 _ . @ : -)" },
