@@ -171,6 +171,20 @@ static void build_requests(struct manager *m, struct placement_request *req, cha
         }
 }
 
+static void fill_entry(const struct manager *m, const struct group_config *g, const struct placement_request *req,
+                       const struct placement_result *res, struct state_entry *e) {
+        snprintf(e->name, sizeof(e->name), "%s", g->name);
+        e->kind = g->kind;
+        snprintf(e->target, sizeof(e->target), "%s", g->target);
+        e->level = req->error ? 0 : req->level;
+        snprintf(e->level_name, sizeof(e->level_name), "%s",
+                 e->level && m->have_topo ? m->topo.levels[e->level].name : "");
+        e->state = res->state;
+        if (res->state == GROUP_PLACED)
+                e->cpus = res->cpus;
+        snprintf(e->reason, sizeof(e->reason), "%s", res->reason);
+}
+
 static void apply_group(struct manager *m, const struct apply_ctx *a, size_t i, const struct placement_request *req,
                         const struct placement_result *res, struct state_entry *e) {
         const struct group_config *g = &m->config.groups[i];
@@ -215,18 +229,10 @@ int manager_reconcile(struct manager *m) {
                         const struct group_config *g = &m->config.groups[i];
                         struct state_entry *e = &ns.e[i];
 
+                        /* Pass 0: moved groups; pass 1: all others. */
                         if ((pass == 0) != (res[i].state == GROUP_PLACED && res[i].moved))
                                 continue;
-                        snprintf(e->name, sizeof(e->name), "%s", g->name);
-                        e->kind = g->kind;
-                        snprintf(e->target, sizeof(e->target), "%s", g->target);
-                        e->level = req[i].error ? 0 : req[i].level;
-                        snprintf(e->level_name, sizeof(e->level_name), "%s",
-                                 e->level && m->have_topo ? m->topo.levels[e->level].name : "");
-                        e->state = res[i].state;
-                        if (res[i].state == GROUP_PLACED)
-                                e->cpus = res[i].cpus;
-                        snprintf(e->reason, sizeof(e->reason), "%s", res[i].reason);
+                        fill_entry(m, g, &req[i], &res[i], e);
                         apply_group(m, &a, i, &req[i], &res[i], e);
                 }
         for (size_t i = 0; i < n; i++) {

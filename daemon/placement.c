@@ -297,10 +297,11 @@ static void place_one(struct ctx *c, const struct placement_request *r, struct p
         mark_busy(c, &o->cpus);
 }
 
-static const struct placement_request *sort_base;
+/* Priority order: higher first, then by name, so that it is deterministic. */
+static int cmp_priority(const void *a, const void *b, void *base) {
+        const struct placement_request *r = base;
+        const struct placement_request *x = &r[*(const size_t *) a], *y = &r[*(const size_t *) b];
 
-static int cmp_priority(const void *a, const void *b) {
-        const struct placement_request *x = &sort_base[*(const size_t *) a], *y = &sort_base[*(const size_t *) b];
         if (x->priority != y->priority)
                 return x->priority > y->priority ? -1 : 1;
         return strcmp(x->name ? x->name : "", y->name ? y->name : "");
@@ -366,8 +367,7 @@ int placement_compute(const struct topology *t, const struct placement_options *
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 order[i] = i;
-        sort_base = r;
-        qsort(order, n, sizeof(size_t), cmp_priority);
+        qsort_r(order, n, sizeof(size_t), cmp_priority, (void *) r);
 
         res = run(t, o, n, r, order, true, out);
         if (res < 0 || !o->repack || count_placed(n, out) == n)

@@ -368,22 +368,25 @@ static int load_fallback_parts(const char *root, const struct cpuset *online, ch
                 }
         }
 
-        /* The last-level cache is the highest cache level CPU 0... has. */
-        for (int idx = 0; idx < 16; idx++) {
+        /* The last-level cache: the cache index of the highest level. */
+        for (int idx = 0, best_level = -1; idx < 16; idx++) {
                 char *v = NULL;
-                int first = cpuset_next(online, 0);
-                snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cache/index%d/level", root, first, idx);
+                int level;
+
+                snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cache/index%d/level", root,
+                         cpuset_next(online, 0), idx);
                 if (read_file_str(path, &v) < 0)
                         continue;
-                if (atoi(v) >= 0 && (best_cache < 0 || atoi(v) >= best_cache / 100)) {
-                        best_cache = atoi(v) * 100 + idx;
+                if (safe_atoi(v, &level) == 0 && level > best_level) {
+                        best_level = level;
+                        best_cache = idx;
                 }
                 free(v);
         }
         if (best_cache >= 0)
                 CPUSET_FOREACH(c, online) {
                         snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/cache/index%d/shared_cpu_list",
-                                 root, c, best_cache % 100);
+                                 root, c, best_cache);
                         (void) collect(llc, path, online);
                 }
         return 0;

@@ -9,24 +9,24 @@
 
 /* Per-CPU topology files of the QEMU guest (-smp 8,sockets=2,cores=2,threads=2). */
 static void write_cpu_tree(const char *root, int ncpus, int threads, int per_pkg, const char *online) {
-        char rel[256], val[64];
+        char rel[256], val[64], thr[64];
 
         fixture_write(root, "sys/devices/system/cpu/online", online);
         for (int c = 0; c < ncpus; c++) {
                 int t0 = c / threads * threads, p0 = c / per_pkg * per_pkg;
                 snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
                 if (threads > 1)
-                        snprintf(val, sizeof(val), "%d-%d\n", t0, t0 + threads - 1);
+                        snprintf(thr, sizeof(thr), "%d-%d\n", t0, t0 + threads - 1);
                 else
-                        snprintf(val, sizeof(val), "%d\n", c);
-                fixture_write(root, rel, val);
+                        snprintf(thr, sizeof(thr), "%d\n", c);
+                fixture_write(root, rel, thr);
                 snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/topology/package_cpus_list", c);
                 snprintf(val, sizeof(val), "%d-%d\n", p0, p0 + per_pkg - 1);
                 fixture_write(root, rel, val);
                 snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cache/index0/level", c);
                 fixture_write(root, rel, "1\n");
                 snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cache/index0/shared_cpu_list", c);
-                fixture_write(root, rel, val); /* wrong on purpose: index3 (L3) must win */
+                fixture_write(root, rel, thr); /* L1 is per core: index3 (L3) must win */
                 snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cache/index3/level", c);
                 fixture_write(root, rel, "3\n");
                 snprintf(rel, sizeof(rel), "sys/devices/system/cpu/cpu%d/cache/index3/shared_cpu_list", c);
