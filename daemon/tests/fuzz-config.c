@@ -78,6 +78,10 @@ int main(int argc, char **argv) {
         size_t seedlen[64], nseeds = 0;
 
         for (int i = 1; i < argc; i++) {
+                if (!strncmp(argv[i], "-help", 5)) {
+                        printf("usage: fuzz-config [-runs=N] [-seed=N] SEED-FILE...\n");
+                        return 0;
+                }
                 if (!strncmp(argv[i], "-runs=", 6))
                         runs = strtoul(argv[i] + 6, NULL, 10);
                 else if (!strncmp(argv[i], "-seed=", 6))
