@@ -56,6 +56,7 @@ mk_cgroup /vip
 cat > $T/etc/coschedd.conf <<'CONF'
 [daemon]
 ReservedCPUs=0
+ReconcileSec=1
 
 [a]
 CgroupPath=/batch/a
@@ -109,8 +110,8 @@ else failt restart-keeps-placement "got '$got'"; fi
 cp $T/etc/coschedd.conf $T/good.conf
 printf '\n[bad]\nCgroupPath=/x\nLevel=hyper\nSpans=1\nColour=red\n' >> $T/etc/coschedd.conf
 out=$($D --check-config $ARGS 2>&1); rc=$?
-exp="$T/etc/coschedd.conf:28: Level=hyper: expected a level number (1-15) or one of core, smt, llc, cache, package, socket, cls, mc, die, numa
-$T/etc/coschedd.conf:30: unknown key 'Colour' in a group section"
+exp="$T/etc/coschedd.conf:29: Level=hyper: expected a level number (1-15) or one of core, smt, llc, cache, package, socket, cls, mc, die, numa
+$T/etc/coschedd.conf:31: unknown key 'Colour' in a group section"
 if [ $rc -eq 1 ] && [ "$out" = "$exp" ]; then pass check-config-errors; else failt check-config-errors "rc=$rc out=$out"; fi
 if $D --once $ARGS 2>/dev/null; then failt refuses-invalid-config "started"; else pass refuses-invalid-config; fi
 
@@ -134,6 +135,20 @@ waitfor '! grep -q "^group	a	" $T/state/state'
 got="$(cat $T/cg/batch/a/cpu.scheduled) [$(cat $T/cg/batch/a/cpuset.cpus)]"
 if [ "$got" = "0 []" ] && ! grep -q "^group	a	" $T/state/state; then pass reload-removal-releases
 else failt reload-removal-releases "got '$got'"; fi
+# CPU hotplug: CPU 7 goes offline, the kernel's spans shrink; the timer
+# sees the online mask change, b (4 CPUs of a package) no longer fits and
+# is released; when CPU 7 is back, b is placed again.
+k=$T/sys/sys/kernel/cosched/levels
+echo 0-6 > $T/sys/sys/devices/system/cpu/online
+printf '0-1\n2-3\n4-5\n6\n' > $k/1/spans; printf '0-3\n4-6\n' > $k/2/spans; echo 0-6 > $k/3/spans
+if waitfor 'grep -q "^group	b	.*pending	-	-	needs 4 CPUs" $T/state/state' && [ "$(cat $T/cg/batch/b/cpu.scheduled)" = 0 ]; then
+        pass hotplug-offline-releases
+else failt hotplug-offline-releases "$(grep '^group	b' $T/state/state); sched $(cat $T/cg/batch/b/cpu.scheduled)"; fi
+echo 0-7 > $T/sys/sys/devices/system/cpu/online
+printf '0-1\n2-3\n4-5\n6-7\n' > $k/1/spans; printf '0-3\n4-7\n' > $k/2/spans; echo 0-7 > $k/3/spans
+if waitfor '[ "$(cat $T/cg/batch/b/cpu.scheduled)" = 2 ]' && [ "$(cat $T/cg/batch/b/cpuset.cpus)" = 4-7 ]; then
+        pass hotplug-online-replaces
+else failt hotplug-online-replaces "$(grep '^group	b' $T/state/state)"; fi
 kill -TERM $PID; wait $PID; rc=$?
 if [ $rc -eq 0 ]; then pass sigterm-exits-cleanly; else failt sigterm-exits-cleanly "rc=$rc"; fi
 PID=
