@@ -6,7 +6,8 @@ set -eu
 
 PKGS="linux-source-6.1 gcc make flex bison bc libelf-dev libssl-dev
 dwarves qemu-system-x86 debootstrap systemd libsystemd-dev libcgroup-dev
-libinih-dev e2fsprogs ccache pkg-config rsync cpio xz-utils git"
+libinih-dev e2fsprogs ccache pkg-config rsync cpio xz-utils git
+clang libclang-rt-14-dev dbus-daemon"
 
 missing=""
 for p in $PKGS; do
