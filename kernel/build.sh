@@ -35,6 +35,13 @@ die() { echo "kernel: $*" >&2; exit 1; }
 [ -r "$TARBALL" ] || die "$TARBALL missing: run 'make deps' (package linux-source-6.1)"
 mkdir -p "$CACHE" "$OUT"
 
+# One build per flavour at a time: a second caller waits for the first.
+exec 9>"$CACHE/build-$FLAVOUR.lock"
+if ! flock -n 9; then
+	echo "kernel: another $FLAVOUR build is running; waiting for it"
+	flock 9
+fi
+
 tar_id=$(stat -c '%s-%Y' "$TARBALL")
 if [ "$FLAVOUR" = patched ]; then
 	series_id=$(cd "$HERE" && { cat series; grep -v '^\s*\(#\|$\)' series |
