@@ -229,13 +229,24 @@ check_within() {
 # check_eq WHAT GOT WANT (strings)
 check_eq() { if [ "$2" = "$3" ]; then pass "$1: $2"; else fail "$1: got '$2', want '$3'"; fi; }
 
+# _console LINE: also on the guest console, so that the numbers reach the
+# host's console.log even if the results share does not.
+_console() {
+	[ -w /dev/console ] && [ -z "${COSCHED_CGROOT:-}" ] &&
+		printf 'cosched-test %s: %s\n' "$TEST_NAME" "$1" > /dev/console 2>/dev/null
+	return 0
+}
+
 # finish DETAIL: the last line (the host shows it), exit 0 iff no check failed.
 finish() {
 	if [ "$FAILS" -eq 0 ]; then
+		_console "PASS: $1$NOTE"
 		log "PASS: $1$NOTE"
 		exit 0
 	fi
 	log "# failed: $FAILED_CHECKS"
+	_console "failed: $FAILED_CHECKS"
+	_console "FAIL: $1$NOTE"
 	log "FAIL: $1$NOTE"
 	exit 1
 }
