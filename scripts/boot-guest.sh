@@ -6,9 +6,11 @@
 # MODE shell: serial console on this terminal, log in as root.
 # MODE demo:  run the scripted demonstration, print it, power off.
 # MODE test:  run the guest tests named by cosched.tests= (in the extra
-#             args); console to RUNDIR/console.log, results in RUNDIR via
-#             9p.  A host watchdog kills a guest that does not come up
-#             within BOOT_TIMEOUT or does not finish within TIMEOUT.
+#             args); console to RUNDIR/console.log.  Inputs and results
+#             travel as a tar archive on a second virtio disk (io.img,
+#             serial cosched-io), unpacked into RUNDIR afterwards.  A host
+#             watchdog kills a guest that does not come up within
+#             BOOT_TIMEOUT or does not finish within TIMEOUT.
 set -euo pipefail
 
 MODE=${1:?usage: boot-guest.sh shell|demo|test stock|patched RUNDIR [ARGS...]}
@@ -27,9 +29,11 @@ BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
 [ -r "$KERNEL" ] || { echo "boot: no $FLAVOUR kernel: run 'make kernel'" >&2; exit 1; }
 [ -r "$IMAGE" ] || { echo "boot: no image: run 'make image'" >&2; exit 1; }
 mkdir -p "$RUNDIR"
-# What the guest's smoke test compares uname against.
+# What the guest's smoke test compares uname against, on the io disk.
 cp "$CACHE/out/$FLAVOUR/release" "$RUNDIR/expect-release"
 cp "$CACHE/out/$FLAVOUR/version" "$RUNDIR/expect-version"
+tar -cf "$RUNDIR/io.img" -C "$RUNDIR" expect-release expect-version
+truncate -s 64M "$RUNDIR/io.img"
 
 case $ACCEL in
 tcg) accel=(-accel tcg,thread=multi -cpu Skylake-Client) ;;
@@ -37,13 +41,16 @@ kvm) accel=(-accel kvm -cpu host) ;;
 *) echo "boot: ACCEL must be tcg or kvm" >&2; exit 1 ;;
 esac
 
-cmdline="root=/dev/vda rw console=ttyS0 tsc=reliable loglevel=5 panic=-1"
+# mitigations=off: a throwaway guest, and TCG runs faster without them.
+cmdline="root=/dev/vda rw console=ttyS0 tsc=reliable loglevel=5 panic=-1 mitigations=off"
 cmdline+=" cosched_max_level=${COSCHED_MAX_LEVEL:-1} cosched.mode=$MODE cosched.flavour=$FLAVOUR $*"
 
 qemu=(qemu-system-x86_64 "${accel[@]}" -smp "$SMP" -m "$MEM"
 	-kernel "$KERNEL" -append "$cmdline"
-	-drive "file=$IMAGE,if=virtio,format=raw,snapshot=on"
-	-virtfs "local,path=$RUNDIR,mount_tag=results,security_model=none,id=results"
+	-drive "file=$IMAGE,if=none,format=raw,snapshot=on,id=root"
+	-device virtio-blk-pci,drive=root,addr=0x8
+	-drive "file=$RUNDIR/io.img,if=none,format=raw,id=io"
+	-device virtio-blk-pci,drive=io,serial=cosched-io,addr=0x9
 	-device pvpanic -action panic=exit-failure
 	-no-reboot -display none -monitor none)
 
@@ -63,7 +70,8 @@ test)
 	verdict=ok
 	while kill -0 $pid 2>/dev/null; do
 		now=$(($(date +%s) - start))
-		if [ ! -e "$RUNDIR/booted" ] && [ $now -gt "$BOOT_TIMEOUT" ]; then
+		if [ $now -gt "$BOOT_TIMEOUT" ] &&
+		   ! grep -q '^cosched: guest runner started' "$RUNDIR/console.log" 2>/dev/null; then
 			verdict="guest did not come up within $BOOT_TIMEOUT s"
 		elif [ $now -gt "$TIMEOUT" ]; then
 			verdict="guest did not finish within $TIMEOUT s"
@@ -76,6 +84,7 @@ test)
 	done
 	wait $pid 2>/dev/null && rc=0 || rc=$?
 	echo "$(($(date +%s) - start))" > "$RUNDIR/seconds"
+	tar -xf "$RUNDIR/io.img" -C "$RUNDIR" 2>/dev/null || true
 	if [ "$verdict" != ok ]; then
 		echo "$verdict" > "$RUNDIR/error"; exit 1
 	fi
