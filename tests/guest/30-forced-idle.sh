@@ -12,7 +12,7 @@ require_cosched
 
 cg_create G; cg_cpus G "$C1,$C2"
 cg_create P; cg_cpus P "$C1,$C2"
-if ! cg_sched G 1 && [ $COSCHED = 1 ]; then fail "cannot coschedule G"; fi
+if ! cg_sched G 1 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule G"; fi
 fi_g0=$(cg_stat G core_sched.force_idle_usec)
 fi_p0=$(cg_stat P core_sched.force_idle_usec)
 
@@ -23,6 +23,7 @@ fi_p1=$(cg_stat P core_sched.force_idle_usec)
 delta() { [ "$1" = n/a ] || [ "$2" = n/a ] && echo n/a || echo $(($2 - $1)); }
 fi_g=$(delta "$fi_g0" "$fi_g1"); fi_p=$(delta "$fi_p0" "$fi_p1")
 ov=$(kv out pair g2,p3 overlap_pct_of_a)
+s_ov=$(kv out pair g2,p3 sched_overlap_pct_of_a)
 sg=$(kv out task g2 share_pct)
 sp=$(kv out task p3 share_pct)
 log "# plain task ran at once with the group's thread: $ov% of g2's run time ($(kv out pair g2,p3 overlap_us) us)"
@@ -32,4 +33,4 @@ check_le "plain task running while the group runs %" "$ov" 0.1
 check_ge "group thread share %" "$sg" 20
 check_ge "plain task share %" "$sp" 20
 
-finish "plain ran with group $(num "$ov")% (<=0.1%), shares group $(num "$sg")% plain $(num "$sp")% (>=20%), force_idle_usec G $fi_g P $fi_p"
+finish "plain ran with group $(num "$ov")% (<=0.1%) [sched $(num "$s_ov")%], shares group $(num "$sg")% plain $(num "$sp")% (>=20%), force_idle_usec G $fi_g P $fi_p"

@@ -12,7 +12,7 @@ require_cosched
 
 cg_create G; cg_cpus G "$C1,$C2"
 cg_create P; cg_cpus P "$C1,$C2"
-if ! cg_sched G 1 && [ $COSCHED = 1 ]; then fail "cannot coschedule G"; fi
+if ! cg_sched G 1 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule G"; fi
 
 tasks() {
 	echo --task g2:"$C1":"$(cg_rel G)":G --task g3:"$C2":"$(cg_rel G)":G \
@@ -31,7 +31,7 @@ log "# --- equal weights (100/100)"
 cg_weight G 100; cg_weight P 100
 measure eq
 s_eq=$(kv eq group G share_pct); x_eq=$(cat "$WORK/eq.cross")
-log "# G share $s_eq%, cross-group overlap $x_eq%, G co-run $(kv eq group G all_pct_of_union)%"
+log "# G share $s_eq% (sched view $(kv eq group G sched_share_pct)%), cross-group overlap $x_eq%, G co-run $(kv eq group G sched_all_pct_of_union)% (raw $(kv eq group G all_pct_of_union)%)"
 check_within "equal weights: G share %" "$s_eq" 50 10
 check_le "equal weights: G/P overlap %" "$x_eq" 0.1
 
@@ -39,7 +39,7 @@ log "# --- weights G 200, P 100"
 cg_weight G 200; cg_weight P 100
 measure w2
 s_w2=$(kv w2 group G share_pct); x_w2=$(cat "$WORK/w2.cross")
-log "# G share $s_w2%, cross-group overlap $x_w2%, G co-run $(kv w2 group G all_pct_of_union)%"
+log "# G share $s_w2% (sched view $(kv w2 group G sched_share_pct)%), cross-group overlap $x_w2%, G co-run $(kv w2 group G sched_all_pct_of_union)% (raw $(kv w2 group G all_pct_of_union)%)"
 check_within "weight 200:100: G share %" "$s_w2" 66.67 10
 check_le "weight 200:100: G/P overlap %" "$x_w2" 0.1
 

@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,7 +97,10 @@ struct shared {
 	atomic_int go;
 	int64_t start_ns, end_ns;
 	struct slot {
-		struct rec rec;
+		struct rec rec;		/* every gap ends a segment */
+		struct rec srec;	/* only gaps with a context switch do */
+		uint64_t quiet_gaps;	/* gaps in the window without a switch */
+		int64_t quiet_ns;
 		int done;
 		int migrations;
 		int bad_cpu;
@@ -149,23 +153,31 @@ static void rec_close(struct rec *r)
 	/* Full: keep the segment open; rec_feed merges into it. */
 }
 
-/* Feed one clock read t (monotonic, in ns).  Returns 1 past the window. */
-static int rec_feed(struct rec *r, int64_t t)
+/*
+ * Feed one clock read t (monotonic, in ns).  cont = 1: whatever the gap
+ * since the previous read, the task was not switched out (the gap was an
+ * interrupt or the vCPU was stolen), so the segment goes on.  Returns 1
+ * past the window.
+ */
+static int rec_feed(struct rec *r, int64_t t, int cont)
 {
 	int64_t prev = r->last;
+	int near = prev && (t - prev <= r->gap_ns || cont);
 
 	r->last = t;
 	if (t < r->win_start)
 		return 0;
 	if (t >= r->win_end) {
 		/* The run may have extended up to the end of the window. */
-		if (r->open && prev && t - prev <= r->gap_ns)
+		if (r->open && near)
 			r->cur_e = r->win_end;
 		rec_close(r);
 		return 1;
 	}
 	r->loops++;
-	if (r->open && t - prev <= r->gap_ns) {
+	if (r->open && near) {
+		if (t - prev > r->gap_ns)
+			rec_gap(r, t - prev);	/* counted, but not a gap in the run */
 		r->cur_e = t;
 		return 0;
 	}
@@ -178,13 +190,13 @@ static int rec_feed(struct rec *r, int64_t t)
 			r->cur_e = t;
 			return 0;
 		}
-	} else if (prev && t - prev > r->gap_ns) {
+	} else if (prev && t - prev > r->gap_ns && !near) {
 		/* First read in the window after a gap: count the part inside. */
 		rec_gap(r, t - (prev > r->win_start ? prev : r->win_start));
 	}
 	r->open = 1;
 	/* A task already spinning when the window opened starts at its start. */
-	if (prev && prev < r->win_start && t - prev <= r->gap_ns)
+	if (prev && prev < r->win_start && near)
 		r->cur_s = r->win_start;
 	else
 		r->cur_s = t;
@@ -390,7 +402,7 @@ static void st_recorder(void)
 	int done = 0;
 
 	for (size_t k = 0; k < sizeof(t1) / sizeof(t1[0]); k++)
-		done = rec_feed(&r, t1[k]);
+		done = rec_feed(&r, t1[k], 0);
 	st_check(done == 1, "recorder: not done after window end");
 	st_check(r.n == 3, "recorder: %zu segments, want 3", r.n);
 	if (r.n == 3) {
@@ -418,7 +430,7 @@ static void st_recorder(void)
 	const int64_t t2[] = { 300, 310, 700, 2000 };
 
 	for (size_t k = 0; k < sizeof(t2) / sizeof(t2[0]); k++)
-		rec_feed(&r, t2[k]);
+		rec_feed(&r, t2[k], 0);
 	st_check(r.n == 2 && buf[0].s == 300 && buf[0].e == 310 &&
 		 buf[1].s == 700 && buf[1].e == 700,
 		 "recorder: late start / early end wrong (n=%zu)", r.n);
@@ -428,13 +440,36 @@ static void st_recorder(void)
 	const int64_t t3[] = { 10, 20, 200, 210, 400, 410, 600, 610, 1001 };
 
 	for (size_t k = 0; k < sizeof(t3) / sizeof(t3[0]); k++)
-		rec_feed(&r, t3[k]);
+		rec_feed(&r, t3[k], 0);
 	/* [10,20] and [200,210] stored; [400,410] and [600,610] merged. */
 	st_check(r.overflow == 1, "recorder: overflow %" PRIu64 " want 1",
 		 r.overflow);
 	st_check(r.n == 2 && buf[1].s == 200 && buf[1].e == 210 && r.open &&
 		 r.cur_s == 400 && r.cur_e == 610,
 		 "recorder: overflow segment wrong (n=%zu)", r.n);
+}
+
+/* The switch-aware recorder: gaps without a context switch do not split. */
+static void st_recorder_cont(void)
+{
+	struct seg buf[4];
+	struct rec r;
+	/* reads, and whether the gap before each was without a switch */
+	const int64_t t[] = { 60, 120, 150, 400, 420, 900, 940, 1300 };
+	const int c[] = { 0, 1, 0, 1, 0, 0, 0, 1 };
+
+	rec_init(&r, buf, 4, 50, 100, 1000);
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++)
+		rec_feed(&r, t[k], c[k]);
+	/* 60->120 no switch: starts at 100; 150->400 no switch: one segment
+	 * to 420; 420->900 switched; 940->1300 no switch: runs to 1000. */
+	st_check(r.n == 2 && buf[0].s == 100 && buf[0].e == 420 &&
+		 buf[1].s == 900 && buf[1].e == 1000,
+		 "recorder cont: n=%zu [%" PRId64 ",%" PRId64 "] [%" PRId64
+		 ",%" PRId64 "]", r.n, buf[0].s, buf[0].e, buf[1].s, buf[1].e);
+	st_check(r.gap_n[0] == 2 && r.gap_t[0] == 250 + 480,
+		 "recorder cont: gaps %" PRIu64 "/%" PRId64, r.gap_n[0],
+		 r.gap_t[0]);
 }
 
 static int self_test(void)
@@ -454,6 +489,7 @@ static int self_test(void)
 	st_case("coalesced", a6, 2, b6, 1, 6, 10);
 	st_random();
 	st_recorder();
+	st_recorder_cont();
 	if (st_fail) {
 		printf("self-test: %d check(s) failed\n", st_fail);
 		return 1;
@@ -513,14 +549,38 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 
 		nanosleep(&ts, NULL);
 	}
-	/* Spin through the warm-up, record inside [start_ns, end_ns). */
-	r->win_start = sh->start_ns;
-	r->win_end = sh->end_ns;
+	/*
+	 * Spin through the warm-up, record inside [start_ns, end_ns).  At
+	 * each gap, the thread's context-switch count tells a descheduling
+	 * (count moved) from an interrupt or a stolen vCPU (it did not); the
+	 * second recorder only splits at the former.  A switch while reading
+	 * the count shows as a gap before the next read, which both
+	 * recorders treat as a switch.
+	 */
+	struct rec *sr = &sl->srec;
+	struct rusage ru;
+	long csw;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	csw = ru.ru_nvcsw + ru.ru_nivcsw;
+	r->win_start = sr->win_start = sh->start_ns;
+	r->win_end = sr->win_end = sh->end_ns;
 	for (;;) {
 		int64_t t0 = now_ns();
 		int was_open = r->open;
+		int quiet = 0;
 
-		if (rec_feed(r, t0))
+		if (r->last && t0 - r->last > r->gap_ns) {
+			getrusage(RUSAGE_THREAD, &ru);
+			quiet = ru.ru_nvcsw + ru.ru_nivcsw == csw;
+			csw = ru.ru_nvcsw + ru.ru_nivcsw;
+			if (quiet && t0 >= r->win_start && t0 < r->win_end) {
+				sl->quiet_gaps++;
+				sl->quiet_ns += t0 - r->last;
+			}
+		}
+		rec_feed(sr, t0, quiet);
+		if (rec_feed(r, t0, 0))
 			break;
 		if (r->open && (!was_open || r->cur_s == t0) &&
 		    t0 >= r->win_start && sched_getcpu() != t->cpu) {
@@ -586,6 +646,100 @@ static double pct(int64_t part, int64_t whole)
 static double us(int64_t ns)
 {
 	return (double)ns / 1000.0;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Everything computed from one set of segment lists. */
+struct view {
+	struct seglist list[MAX_TASKS];
+	int64_t run[MAX_TASKS], sum;
+	int64_t ov[MAX_TASKS][MAX_TASKS];	/* pairwise, i < j */
+	int ng, rep[MAX_TASKS], gof[MAX_TASKS], members[MAX_TASKS];
+	char names[MAX_TASKS][256];
+	int64_t grun[MAX_TASKS], gunion[MAX_TASKS], gall[MAX_TASKS];
+	int64_t gov[MAX_TASKS][MAX_TASKS], gpairsum[MAX_TASKS][MAX_TASKS];
+	struct seglist gu[MAX_TASKS];
+};
+
+static void view_compute(struct view *w, const struct task *tasks, int ntasks)
+{
+	w->sum = 0;
+	for (int i = 0; i < ntasks; i++) {
+		w->run[i] = sl_len(&w->list[i]);
+		w->sum += w->run[i];
+	}
+	for (int i = 0; i < ntasks; i++)
+		for (int j = i + 1; j < ntasks; j++)
+			w->ov[i][j] = w->ov[j][i] = sl_overlap(&w->list[i], &w->list[j]);
+
+	/* Groups, in order of first appearance. */
+	w->ng = 0;
+	for (int i = 0; i < ntasks; i++) {
+		int g;
+
+		for (g = 0; g < w->ng; g++)
+			if (!strcmp(tasks[w->rep[g]].group, tasks[i].group))
+				break;
+		if (g == w->ng) {
+			w->rep[w->ng++] = i;
+			w->members[g] = 0;
+			w->names[g][0] = '\0';
+		}
+		w->gof[i] = g;
+	}
+	for (int g = 0; g < w->ng; g++) {
+		struct seglist all = { 0 };
+		int first = 1;
+
+		w->gu[g] = (struct seglist){ 0 };
+		w->grun[g] = 0;
+		for (int i = 0; i < ntasks; i++) {
+			if (w->gof[i] != g)
+				continue;
+			struct seglist u = sl_union(&w->gu[g], &w->list[i]);
+
+			sl_free(&w->gu[g]);
+			w->gu[g] = u;
+			if (first) {
+				all = sl_copy(w->list[i].v, w->list[i].n);
+				first = 0;
+			} else {
+				struct seglist a = sl_intersect(&all, &w->list[i]);
+
+				sl_free(&all);
+				all = a;
+			}
+			w->grun[g] += w->run[i];
+			w->members[g]++;
+			snprintf(w->names[g] + strlen(w->names[g]),
+				 sizeof(w->names[g]) - strlen(w->names[g]), "%s%s",
+				 w->members[g] > 1 ? "+" : "", tasks[i].name);
+		}
+		w->gunion[g] = sl_len(&w->gu[g]);
+		w->gall[g] = sl_len(&all);
+		sl_free(&all);
+	}
+	for (int g = 0; g < w->ng; g++)
+		for (int h = g + 1; h < w->ng; h++) {
+			w->gov[g][h] = sl_overlap(&w->gu[g], &w->gu[h]);
+			w->gpairsum[g][h] = 0;
+			for (int i = 0; i < ntasks; i++)
+				for (int j = 0; j < ntasks; j++)
+					if (w->gof[i] == g && w->gof[j] == h)
+						w->gpairsum[g][h] += w->ov[i][j];
+		}
+}
+
+static void view_free(struct view *w, int ntasks)
+{
+	for (int i = 0; i < ntasks; i++)
+		sl_free(&w->list[i]);
+	for (int g = 0; g < w->ng; g++)
+		sl_free(&w->gu[g]);
 }
 
 static void usage(FILE *f)
@@ -695,7 +849,7 @@ int main(int argc, char **argv)
 	}
 
 	size_t seg_bytes = (size_t)max_segs * sizeof(struct seg);
-	size_t total = sizeof(struct shared) + (size_t)ntasks * seg_bytes;
+	size_t total = sizeof(struct shared) + 2 * (size_t)ntasks * seg_bytes;
 	struct shared *sh = mmap(NULL, total, PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
@@ -706,11 +860,13 @@ int main(int argc, char **argv)
 	memset(sh, 0, sizeof(*sh));
 	for (int i = 0; i < ntasks; i++) {
 		struct seg *buf = (struct seg *)((char *)sh + sizeof(*sh) +
-						 (size_t)i * seg_bytes);
+						 2 * (size_t)i * seg_bytes);
 
-		/* Touch the buffer now so that recording takes no page faults. */
-		memset(buf, 0, seg_bytes);
+		/* Touch the buffers now so that recording takes no page faults. */
+		memset(buf, 0, 2 * seg_bytes);
 		rec_init(&sh->slot[i].rec, buf, (size_t)max_segs,
+			 (int64_t)(gap_us * 1000.0), 0, 0);
+		rec_init(&sh->slot[i].srec, buf + max_segs, (size_t)max_segs,
 			 (int64_t)(gap_us * 1000.0), 0, 0);
 	}
 
@@ -779,23 +935,24 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 
-	/* Collect. */
+	/* Collect both views: raw (every gap) and sched (switch gaps only). */
 	int64_t window = sh->end_ns - sh->start_ns;
-	struct seglist lists[MAX_TASKS];
-	int64_t run[MAX_TASKS], sum = 0;
+	static struct view v[2];
 
-	for (int i = 0; i < ntasks; i++) {
-		struct slot *sl = &sh->slot[i];
-		struct rec *r = &sl->rec;
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < ntasks; i++) {
+			struct slot *sl = &sh->slot[i];
+			struct rec *r = k ? &sl->srec : &sl->rec;
 
-		lists[i] = sl_copy(r->segs, r->n);
-		if (r->open)	/* killed, or overflowed at the very end */
-			sl_push(&lists[i], r->cur_s, r->cur_e);
-		run[i] = sl_len(&lists[i]);
-		sum += run[i];
-		if (!sl->done || r->overflow || sl->migrations)
-			status = 2;
+			v[k].list[i] = sl_copy(r->segs, r->n);
+			if (r->open)	/* killed, or overflowed at the very end */
+				sl_push(&v[k].list[i], r->cur_s, r->cur_e);
+			if (!sl->done || r->overflow || sl->migrations)
+				status = 2;
+		}
+		view_compute(&v[k], tasks, ntasks);
 	}
+	struct view *raw = &v[0], *sv = &v[1];
 
 	if (dump) {
 		FILE *f = fopen(dump, "w");
@@ -804,40 +961,48 @@ int main(int argc, char **argv)
 			perror(dump);
 			status = status ? status : 2;
 		} else {
-			for (int i = 0; i < ntasks; i++)
-				for (size_t k = 0; k < lists[i].n; k++)
-					fprintf(f, "%s %" PRId64 " %" PRId64 "\n",
-						tasks[i].name,
-						lists[i].v[k].s - sh->start_ns,
-						lists[i].v[k].e - sh->start_ns);
+			for (int k = 0; k < 2; k++)
+				for (int i = 0; i < ntasks; i++)
+					for (size_t n = 0; n < v[k].list[i].n; n++)
+						fprintf(f, "%s %s %" PRId64 " %" PRId64 "\n",
+							k ? "sched" : "raw", tasks[i].name,
+							v[k].list[i].v[n].s - sh->start_ns,
+							v[k].list[i].v[n].e - sh->start_ns);
 			fclose(f);
 		}
 	}
 
-	printf("# corun: window %.3f s, gap %.0f us, %d tasks\n",
-	       (double)window / 1e9, gap_us, ntasks);
+	printf("# corun: window %.3f s, gap %.0f us, %d tasks.  \"ran\": the"
+	       " clock loop ran (every gap is a stop); [sched: gaps without a"
+	       " context switch, i.e. interrupts or a stolen vCPU, do not"
+	       " count as stops]\n", (double)window / 1e9, gap_us, ntasks);
 	for (int i = 0; i < ntasks; i++) {
 		struct slot *sl = &sh->slot[i];
 		struct rec *r = &sl->rec;
-		double loop = r->loops ? (double)run[i] / (double)r->loops : 0;
+		double loop = r->loops ? (double)raw->run[i] / (double)r->loops : 0;
 
 		printf("# task %s (cpu %d, group %s%s%s): ran %.3f s = %.2f%% of"
-		       " window, %.2f%% of all run time; %zu segments, longest"
-		       " gap %.1f ms, %.0f ns per clock read%s%s%s\n"
+		       " window [sched %.3f s], %.2f%% of all run time [sched"
+		       " %.2f%%]; %zu segments, longest gap %.1f ms, %.0f ns per"
+		       " clock read%s%s%s\n"
 		       "#   gaps <100us %" PRIu64 " (%.1f ms), <1ms %" PRIu64
 		       " (%.1f ms), <10ms %" PRIu64 " (%.1f ms), longer %" PRIu64
+		       " (%.1f ms); without a context switch %" PRIu64
 		       " (%.1f ms)\n",
 		       tasks[i].name, tasks[i].cpu, tasks[i].group,
 		       tasks[i].cgroup[0] ? ", cgroup " : "", tasks[i].cgroup,
-		       (double)run[i] / 1e9, pct(run[i], window), pct(run[i], sum),
-		       lists[i].n, (double)r->max_gap / 1e6, loop,
+		       (double)raw->run[i] / 1e9, pct(raw->run[i], window),
+		       (double)sv->run[i] / 1e9,
+		       pct(raw->run[i], raw->sum), pct(sv->run[i], sv->sum),
+		       raw->list[i].n, (double)r->max_gap / 1e6, loop,
 		       sl->done ? "" : "; DID NOT FINISH (killed)",
 		       r->overflow ? "; SEGMENT OVERFLOW" : "",
 		       sl->migrations ? "; MIGRATED" : "",
 		       r->gap_n[0], (double)r->gap_t[0] / 1e6,
 		       r->gap_n[1], (double)r->gap_t[1] / 1e6,
 		       r->gap_n[2], (double)r->gap_t[2] / 1e6,
-		       r->gap_n[3], (double)r->gap_t[3] / 1e6);
+		       r->gap_n[3], (double)r->gap_t[3] / 1e6,
+		       sl->quiet_gaps, (double)sl->quiet_ns / 1e6);
 		if (r->gap_ns && loop > (double)r->gap_ns / 4)
 			printf("# warning: task %s reads the clock every %.0f ns,"
 			       " too slow for a %.0f us gap\n", tasks[i].name,
@@ -845,83 +1010,41 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < ntasks; i++)
 		for (int j = i + 1; j < ntasks; j++) {
-			int64_t ov = sl_overlap(&lists[i], &lists[j]);
-			int64_t un = run[i] + run[j] - ov;
-			int64_t mn = run[i] < run[j] ? run[i] : run[j];
+			int64_t mr = raw->run[i] < raw->run[j] ? raw->run[i] : raw->run[j];
+			int64_t ms = sv->run[i] < sv->run[j] ? sv->run[i] : sv->run[j];
+			int64_t ur = raw->run[i] + raw->run[j] - raw->ov[i][j];
+			int64_t us_ = sv->run[i] + sv->run[j] - sv->ov[i][j];
 
 			printf("# pair %s,%s: ran at once %.3f s = %.3f%% of the"
-			       " shorter run, together %.2f%% of the time either"
-			       " ran\n", tasks[i].name, tasks[j].name,
-			       (double)ov / 1e9, pct(ov, mn), pct(ov, un));
+			       " shorter run [sched %.3f%%], together %.2f%% of the"
+			       " time either ran [sched %.2f%%]\n", tasks[i].name,
+			       tasks[j].name, (double)raw->ov[i][j] / 1e9,
+			       pct(raw->ov[i][j], mr), pct(sv->ov[i][j], ms),
+			       pct(raw->ov[i][j], ur), pct(sv->ov[i][j], us_));
 		}
-
-	/* Groups, in order of first appearance. */
-	int gof[MAX_TASKS], ng = 0, grep_[MAX_TASKS];
-
-	for (int i = 0; i < ntasks; i++) {
-		int g;
-
-		for (g = 0; g < ng; g++)
-			if (!strcmp(tasks[grep_[g]].group, tasks[i].group))
-				break;
-		if (g == ng)
-			grep_[ng++] = i;
-		gof[i] = g;
-	}
-	struct seglist gu[MAX_TASKS];
-	int64_t grun[MAX_TASKS];
-
-	for (int g = 0; g < ng; g++) {
-		struct seglist all = { 0 };
-		int first = 1, members = 0;
-		char names[1024] = "";
-
-		gu[g] = (struct seglist){ 0 };
-		grun[g] = 0;
-		for (int i = 0; i < ntasks; i++) {
-			if (gof[i] != g)
-				continue;
-			struct seglist u = sl_union(&gu[g], &lists[i]);
-
-			sl_free(&gu[g]);
-			gu[g] = u;
-			if (first) {
-				all = sl_copy(lists[i].v, lists[i].n);
-				first = 0;
-			} else {
-				struct seglist a = sl_intersect(&all, &lists[i]);
-
-				sl_free(&all);
-				all = a;
-			}
-			grun[g] += run[i];
-			members++;
-			snprintf(names + strlen(names), sizeof(names) - strlen(names),
-				 "%s%s", members > 1 ? "+" : "", tasks[i].name);
-		}
-		int64_t ul = sl_len(&gu[g]), al = sl_len(&all);
-
-		printf("# group %s (%s): run time %.3f s = %.2f%% of all;"
-		       " some task ran %.3f s, all %d ran at once %.3f s ="
-		       " %.2f%% of that\n", tasks[grep_[g]].group, names,
-		       (double)grun[g] / 1e9, pct(grun[g], sum),
-		       (double)ul / 1e9, members, (double)al / 1e9, pct(al, ul));
-		sl_free(&all);
-	}
-	for (int g = 0; g < ng; g++)
-		for (int h = g + 1; h < ng; h++) {
-			int64_t ov = sl_overlap(&gu[g], &gu[h]);
-			int64_t lg = sl_len(&gu[g]), lh = sl_len(&gu[h]);
-
+	for (int g = 0; g < raw->ng; g++)
+		printf("# group %s (%s): run time %.3f s = %.2f%% of all [sched"
+		       " %.2f%%]; some task ran %.3f s, all %d at once %.3f s ="
+		       " %.2f%% of that [sched %.2f%%]\n",
+		       tasks[raw->rep[g]].group, raw->names[g],
+		       (double)raw->grun[g] / 1e9, pct(raw->grun[g], raw->sum),
+		       pct(sv->grun[g], sv->sum), (double)raw->gunion[g] / 1e9,
+		       raw->members[g], (double)raw->gall[g] / 1e9,
+		       pct(raw->gall[g], raw->gunion[g]),
+		       pct(sv->gall[g], sv->gunion[g]));
+	for (int g = 0; g < raw->ng; g++)
+		for (int h = g + 1; h < raw->ng; h++)
 			printf("# groups %s,%s: ran at once %.3f s = %.3f%% of the"
-			       " shorter\n", tasks[grep_[g]].group,
-			       tasks[grep_[h]].group, (double)ov / 1e9,
-			       pct(ov, lg < lh ? lg : lh));
-		}
+			       " shorter [sched %.3f%%]\n", tasks[raw->rep[g]].group,
+			       tasks[raw->rep[h]].group,
+			       (double)raw->gov[g][h] / 1e9,
+			       pct(raw->gov[g][h], min64(raw->gunion[g], raw->gunion[h])),
+			       pct(sv->gov[g][h], min64(sv->gunion[g], sv->gunion[h])));
 
-	/* Machine-readable summary. */
-	printf("run summary window_us=%.0f gap_us=%.0f tasks=%d groups=%d total_run_us=%.0f"
-	       " ok=%d\n", us(window), gap_us, ntasks, ng, us(sum), status == 0);
+	/* Machine-readable summary: raw keys, then the same with sched_. */
+	printf("run summary window_us=%.0f gap_us=%.0f tasks=%d groups=%d"
+	       " total_run_us=%.0f sched_total_run_us=%.0f ok=%d\n", us(window),
+	       gap_us, ntasks, raw->ng, us(raw->sum), us(sv->sum), status == 0);
 	for (int i = 0; i < ntasks; i++) {
 		struct slot *sl = &sh->slot[i];
 		struct rec *r = &sl->rec;
@@ -932,90 +1055,90 @@ int main(int argc, char **argv)
 		       " finished=%d gaps_100us=%" PRIu64 " gaps_1ms=%" PRIu64
 		       " gaps_10ms=%" PRIu64 " gaps_long=%" PRIu64
 		       " gap_us_100us=%.0f gap_us_1ms=%.0f gap_us_10ms=%.0f"
-		       " gap_us_long=%.0f\n", tasks[i].name, tasks[i].cpu,
-		       tasks[i].group, us(run[i]), pct(run[i], sum),
-		       pct(run[i], window), lists[i].n, us(r->max_gap),
-		       r->loops ? (double)run[i] / (double)r->loops : 0.0,
-		       sl->migrations, r->overflow, sl->done,
+		       " gap_us_long=%.0f quiet_gaps=%" PRIu64 " quiet_gap_us=%.0f"
+		       " sched_run_us=%.0f sched_share_pct=%.3f"
+		       " sched_run_pct_of_window=%.3f sched_segments=%zu\n",
+		       tasks[i].name, tasks[i].cpu, tasks[i].group,
+		       us(raw->run[i]), pct(raw->run[i], raw->sum),
+		       pct(raw->run[i], window), raw->list[i].n, us(r->max_gap),
+		       r->loops ? (double)raw->run[i] / (double)r->loops : 0.0,
+		       sl->migrations, r->overflow + sl->srec.overflow, sl->done,
 		       r->gap_n[0], r->gap_n[1], r->gap_n[2], r->gap_n[3],
 		       us(r->gap_t[0]), us(r->gap_t[1]), us(r->gap_t[2]),
-		       us(r->gap_t[3]));
+		       us(r->gap_t[3]), sl->quiet_gaps, us(sl->quiet_ns),
+		       us(sv->run[i]), pct(sv->run[i], sv->sum),
+		       pct(sv->run[i], window), sv->list[i].n);
 	}
 	for (int i = 0; i < ntasks; i++)
 		for (int j = i + 1; j < ntasks; j++) {
-			int64_t ov = sl_overlap(&lists[i], &lists[j]);
-			int64_t un = run[i] + run[j] - ov;
-			int64_t mn = run[i] < run[j] ? run[i] : run[j];
+			printf("pair %s,%s", tasks[i].name, tasks[j].name);
+			for (int k = 0; k < 2; k++) {
+				struct view *w = &v[k];
+				int64_t ov = w->ov[i][j];
+				int64_t un = w->run[i] + w->run[j] - ov;
+				const char *p = k ? "sched_" : "";
 
-			printf("pair %s,%s overlap_us=%.0f overlap_pct_of_a=%.4f"
-			       " overlap_pct_of_b=%.4f overlap_pct_of_min=%.4f"
-			       " union_us=%.0f corun_pct_of_union=%.4f\n",
-			       tasks[i].name, tasks[j].name, us(ov),
-			       pct(ov, run[i]), pct(ov, run[j]), pct(ov, mn),
-			       us(un), pct(ov, un));
-		}
-	for (int g = 0; g < ng; g++) {
-		struct seglist all = { 0 };
-		int first = 1;
-		char names[1024] = "";
-
-		for (int i = 0; i < ntasks; i++) {
-			if (gof[i] != g)
-				continue;
-			snprintf(names + strlen(names), sizeof(names) - strlen(names),
-				 "%s%s", names[0] ? "+" : "", tasks[i].name);
-			if (first) {
-				all = sl_copy(lists[i].v, lists[i].n);
-				first = 0;
-			} else {
-				struct seglist a = sl_intersect(&all, &lists[i]);
-
-				sl_free(&all);
-				all = a;
+				printf(" %soverlap_us=%.0f %soverlap_pct_of_a=%.4f"
+				       " %soverlap_pct_of_b=%.4f %soverlap_pct_of_min=%.4f"
+				       " %sunion_us=%.0f %scorun_pct_of_union=%.4f",
+				       p, us(ov), p, pct(ov, w->run[i]), p,
+				       pct(ov, w->run[j]), p,
+				       pct(ov, min64(w->run[i], w->run[j])), p,
+				       us(un), p, pct(ov, un));
 			}
+			printf("\n");
 		}
-		int64_t ul = sl_len(&gu[g]), al = sl_len(&all);
+	for (int g = 0; g < raw->ng; g++) {
+		printf("group %s tasks=%s", tasks[raw->rep[g]].group, raw->names[g]);
+		for (int k = 0; k < 2; k++) {
+			struct view *w = &v[k];
+			const char *p = k ? "sched_" : "";
 
-		printf("group %s tasks=%s run_us=%.0f share_pct=%.3f union_us=%.0f"
-		       " all_us=%.0f all_pct_of_union=%.4f\n",
-		       tasks[grep_[g]].group, names, us(grun[g]),
-		       pct(grun[g], sum), us(ul), us(al), pct(al, ul));
-		sl_free(&all);
+			printf(" %srun_us=%.0f %sshare_pct=%.3f %sunion_us=%.0f"
+			       " %sall_us=%.0f %sall_pct_of_union=%.4f",
+			       p, us(w->grun[g]), p, pct(w->grun[g], w->sum),
+			       p, us(w->gunion[g]), p, us(w->gall[g]), p,
+			       pct(w->gall[g], w->gunion[g]));
+		}
+		printf("\n");
 	}
-	for (int g = 0; g < ng; g++)
-		for (int h = g + 1; h < ng; h++) {
-			int64_t ov = sl_overlap(&gu[g], &gu[h]);
-			int64_t lg = sl_len(&gu[g]), lh = sl_len(&gu[h]);
-			int64_t ps = 0;
+	for (int g = 0; g < raw->ng; g++)
+		for (int h = g + 1; h < raw->ng; h++) {
+			printf("gpair %s,%s", tasks[raw->rep[g]].group,
+			       tasks[raw->rep[h]].group);
+			for (int k = 0; k < 2; k++) {
+				struct view *w = &v[k];
+				const char *p = k ? "sched_" : "";
+				int64_t ov = w->gov[g][h];
 
-			for (int i = 0; i < ntasks; i++)
-				for (int j = 0; j < ntasks; j++)
-					if (gof[i] == g && gof[j] == h)
-						ps += sl_overlap(&lists[i], &lists[j]);
-			printf("gpair %s,%s overlap_us=%.0f overlap_pct_of_min=%.4f"
-			       " overlap_pct_of_a=%.4f overlap_pct_of_b=%.4f"
-			       " pairsum_us=%.0f pairsum_pct_of_min=%.4f\n",
-			       tasks[grep_[g]].group, tasks[grep_[h]].group,
-			       us(ov), pct(ov, lg < lh ? lg : lh), pct(ov, lg),
-			       pct(ov, lh), us(ps),
-			       pct(ps, grun[g] < grun[h] ? grun[g] : grun[h]));
+				printf(" %soverlap_us=%.0f %soverlap_pct_of_min=%.4f"
+				       " %soverlap_pct_of_a=%.4f %soverlap_pct_of_b=%.4f"
+				       " %spairsum_us=%.0f %spairsum_pct_of_min=%.4f",
+				       p, us(ov), p,
+				       pct(ov, min64(w->gunion[g], w->gunion[h])),
+				       p, pct(ov, w->gunion[g]), p,
+				       pct(ov, w->gunion[h]), p, us(w->gpairsum[g][h]),
+				       p, pct(w->gpairsum[g][h],
+					      min64(w->grun[g], w->grun[h])));
+			}
+			printf("\n");
 		}
 	for (int i = 0; i < ntasks; i++) {
-		if (sh->slot[i].rec.overflow)
+		struct slot *sl = &sh->slot[i];
+		uint64_t of = sl->rec.overflow + sl->srec.overflow;
+
+		if (of)
 			fprintf(stderr, "corun: task %s: segment buffer overflow (%"
 				PRIu64 " gaps counted as running); raise"
-				" --max-segments\n", tasks[i].name,
-				sh->slot[i].rec.overflow);
-		if (!sh->slot[i].done)
+				" --max-segments\n", tasks[i].name, of);
+		if (!sl->done)
 			fprintf(stderr, "corun: task %s did not finish the window"
 				" (starved?) and was killed\n", tasks[i].name);
-		if (sh->slot[i].migrations)
+		if (sl->migrations)
 			fprintf(stderr, "corun: task %s ran on cpu %d, not %d\n",
-				tasks[i].name, sh->slot[i].bad_cpu, tasks[i].cpu);
+				tasks[i].name, sl->bad_cpu, tasks[i].cpu);
 	}
-	for (int i = 0; i < ntasks; i++)
-		sl_free(&lists[i]);
-	for (int g = 0; g < ng; g++)
-		sl_free(&gu[g]);
+	for (int k = 0; k < 2; k++)
+		view_free(&v[k], ntasks);
 	return status;
 }

@@ -40,12 +40,13 @@ if "$CORUN" --self-test; then ok corun-self-test "interval arithmetic and record
 "$CORUN" --no-cgroup --duration 2 --task a:0 --task b:0 > "$tmp/same" 2>&1
 rc=$?
 ov=$(kv "$tmp/same" pair a,b overlap_us)
+sov=$(kv "$tmp/same" pair a,b sched_overlap_us)
 ra=$(kv "$tmp/same" task a run_us); rb=$(kv "$tmp/same" task b run_us)
 win=$(kv "$tmp/same" run summary window_us)
-if [ $rc -eq 0 ] && [ "$ov" = 0 ] && [ -n "$ra" ] && ge "$win" "$((ra + rb))"; then
-	ok corun-same-cpu "overlap ${ov} us, runs ${ra}+${rb} us <= window ${win} us"
+if [ $rc -eq 0 ] && [ "$ov" = 0 ] && [ "$sov" = 0 ] && [ -n "$ra" ] && ge "$win" "$((ra + rb))"; then
+	ok corun-same-cpu "overlap ${ov} us (sched view ${sov} us), runs ${ra}+${rb} us <= window ${win} us"
 else
-	bad corun-same-cpu "rc=$rc overlap=${ov:-?} runs=${ra:-?}+${rb:-?} window=${win:-?}"
+	bad corun-same-cpu "rc=$rc overlap=${ov:-?} sched=${sov:-?} runs=${ra:-?}+${rb:-?} window=${win:-?}"
 	cat "$tmp/same"
 fi
 
