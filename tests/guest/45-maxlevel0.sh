@@ -24,8 +24,14 @@ done
 w=$(schedw "$(cg_dir A)/cpu.scheduled" 1)
 
 corun_run out --task a2:"$C1":"$(cg_rel A)":A --task b3:"$C2":"$(cg_rel B)":B
-ov=$(kv out pair a2,b3 overlap_pct_of_min)
-log "# a2 (A, cpu 2) and b3 (B, cpu 3) ran at once $ov% of the shorter run"
-check_gt "overlap % (feature off: siblings run independently)" "$ov" 50
+# The question is what the scheduler did (were both groups on the core at
+# once?), so this is judged on corun's sched_ view: a gap without a
+# context switch (the host stole the vCPU, an interrupt) is not a stop.
+# What executed at once (raw) depends on how much CPU the host gives the
+# two vCPUs and is printed too.  With the feature on, both are ~0%.
+ov=$(kv out pair a2,b3 sched_overlap_pct_of_min)
+raw=$(kv out pair a2,b3 overlap_pct_of_min)
+log "# a2 (A, cpu $C1) and b3 (B, cpu $C2) were on the core at once $ov% of the shorter run (executed at once: $raw%)"
+check_gt "overlap % (feature off: siblings scheduled independently)" "$ov" 50
 
-finish "max_level ${MAX_LEVEL:-missing} (want 0), write 1: $w (want ERANGE), overlap $(num "$ov")% (>50%)"
+finish "max_level ${MAX_LEVEL:-missing} (want 0), write 1: $w (want ERANGE), overlap $(num "$ov")% (>50%) [raw $(num "$raw")%]"

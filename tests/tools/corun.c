@@ -553,9 +553,11 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 	 * Spin through the warm-up, record inside [start_ns, end_ns).  At
 	 * each gap, the thread's context-switch count tells a descheduling
 	 * (count moved) from an interrupt or a stolen vCPU (it did not); the
-	 * second recorder only splits at the former.  A switch while reading
-	 * the count shows as a gap before the next read, which both
-	 * recorders treat as a switch.
+	 * second recorder only splits at the former.  A switch between the
+	 * clock read and the count read would be charged to this gap and
+	 * hide the stop from the next one: the clock is read again after
+	 * the count, and if that took longer than a gap, both gaps count as
+	 * switches.
 	 */
 	struct rec *sr = &sl->srec;
 	struct rusage ru;
@@ -568,12 +570,18 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 	for (;;) {
 		int64_t t0 = now_ns();
 		int was_open = r->open;
+		int64_t t1 = 0;
 		int quiet = 0;
 
 		if (r->last && t0 - r->last > r->gap_ns) {
 			getrusage(RUSAGE_THREAD, &ru);
 			quiet = ru.ru_nvcsw + ru.ru_nivcsw == csw;
 			csw = ru.ru_nvcsw + ru.ru_nivcsw;
+			t1 = now_ns();
+			if (t1 - t0 > r->gap_ns)
+				quiet = 0;
+			else
+				t1 = 0;
 			if (quiet && t0 >= r->win_start && t0 < r->win_end) {
 				sl->quiet_gaps++;
 				sl->quiet_ns += t0 - r->last;
@@ -582,6 +590,12 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 		rec_feed(sr, t0, quiet);
 		if (rec_feed(r, t0, 0))
 			break;
+		if (t1) {
+			/* Stopped while reading the count: a switch gap. */
+			rec_feed(sr, t1, 0);
+			if (rec_feed(r, t1, 0))
+				break;
+		}
 		if (r->open && (!was_open || r->cur_s == t0) &&
 		    t0 >= r->win_start && sched_getcpu() != t->cpu) {
 			sl->migrations++;
