@@ -12,7 +12,7 @@ KERNEL ?= patched
 export COSCHED_CACHE KERNEL
 
 .PHONY: all deps kernel kernel-patched kernel-stock image run demo test \
-	check-host daemon clean distclean help
+	check-host check-series daemon clean distclean help
 
 all: kernel image
 
@@ -46,6 +46,11 @@ test:
 
 check-host:
 	@GUEST=0 tests/run.sh
+
+# checkpatch.pl and a compile of the touched directories at every patch,
+# with CONFIG_COSCHEDULING=y and =n (several minutes).
+check-series: kernel-patched
+	@kernel/check-series.sh
 
 clean:
 	-$(MAKE) -C daemon clean

@@ -16,6 +16,7 @@ JOBS=${JOBS:-$(($(nproc) + 1))}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$CACHE
 export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 TARGETS="kernel/sched/ kernel/fork.o kernel/cgroup/"
+SERIES_ONLY_CHECKPATCH=${SERIES_ONLY_CHECKPATCH:-0}
 
 [ -e "$CACHE/out/patched/config" ] || { echo "FAIL series/setup: run kernel/build.sh patched first"; exit 1; }
 git -C "$SRC" worktree prune
@@ -23,16 +24,18 @@ git -C "$SRC" worktree prune
 
 fail=0
 n=0
+# build.sh made one commit per patch, named after the patch file.
 for c in $(git -C "$SRC" rev-list --reverse pristine..series); do
 	n=$((n + 1))
 	name=$(git -C "$SRC" log -1 --format=%s "$c")
 	git -C "$WT" checkout -q --detach "$c"
-	if git -C "$SRC" format-patch -1 --stdout "$c" |
-			(cd "$WT" && scripts/checkpatch.pl -q - >"$CACHE/checkpatch.$n.log" 2>/dev/null); then
+	if (cd "$WT" && scripts/checkpatch.pl -q "$HERE/patches/$name" \
+			>"$CACHE/checkpatch.$n.log" 2>/dev/null); then
 		echo "PASS checkpatch/$n $name"
 	else
 		echo "FAIL checkpatch/$n $name (see $CACHE/checkpatch.$n.log)"; fail=1
 	fi
+	[ "$SERIES_ONLY_CHECKPATCH" = 1 ] && continue
 	for cos in y n; do
 		B=$CACHE/bisect-build-$cos
 		mkdir -p "$B"

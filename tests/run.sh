@@ -70,6 +70,14 @@ if ! "$TOP/kernel/build.sh" "$KERNEL" 2>&1 | tee "$RESULTS/kernel-build.out"; th
 fi
 phase_end
 
+# Every patch passes the tree's checkpatch.pl (make check-series also
+# compiles the series patch by patch).
+if [ "$KERNEL" = patched ]; then
+	while read -r verdict name detail; do
+		result "$verdict" "kernel/$name" "$detail"
+	done < <(SERIES_ONLY_CHECKPATCH=1 "$TOP/kernel/check-series.sh" 2>&1 | grep -E '^(PASS|FAIL) ')
+fi
+
 phase_start image
 if ! "$TOP/image/build.sh" 2>&1 | tee "$RESULTS/image-build.out"; then
 	result FAIL setup/image "$(tail -1 "$RESULTS/image-build.out")"
