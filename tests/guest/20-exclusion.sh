@@ -23,7 +23,10 @@ for g in A B; do
 	if ! cg_sched $g 1 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule $g"; fi
 done
 
-corun_run out \
+# Keep every segment for analysis on the host (results folder, if any).
+dump=()
+[ -d "${COSCHED_RESULTS:-}" ] && dump=(--dump "$COSCHED_RESULTS/$TEST_NAME.segments")
+corun_run out "${dump[@]}" \
 	--task a2:"$C1":"$(cg_rel A)":A --task a3:"$C2":"$(cg_rel A)":A \
 	--task b2:"$C1":"$(cg_rel B)":B --task b3:"$C2":"$(cg_rel B)":B
 
