@@ -24,7 +24,7 @@ ACCEL=${ACCEL:-tcg}
 SMP=${SMP:-8,sockets=2,cores=2,threads=2}
 MEM=${MEM:-1G}
 TIMEOUT=${TIMEOUT:-900}
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-240}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-480}
 
 [ -r "$KERNEL" ] || { echo "boot: no $FLAVOUR kernel: run 'make kernel'" >&2; exit 1; }
 [ -r "$IMAGE" ] || { echo "boot: no image: run 'make image'" >&2; exit 1; }
