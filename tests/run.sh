@@ -140,14 +140,15 @@ for key in "${order[@]}"; do
 	TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
 		"cosched.tests=$tests" $args
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
-	# live text patching (static keys flipped by late initcalls), and the
-	# guest dies before any test ran.  That is the emulator, not the code
-	# under test: say so and boot once more.  A crash after the test
-	# runner started is never retried.
+	# live text patching (static keys flipped by late initcalls), or the
+	# guest resets early in boot, stock and patched alike, and it dies
+	# before any test ran.  Say so and boot once more; a second failure
+	# counts.  A crash after the test runner started is never retried.
 	if [ -e "$dir/error" ] &&
-	   ! grep -q '^cosched: guest runner started' "$dir/console.log" &&
-	   grep -q 'int3: 0000' "$dir/console.log"; then
-		echo "note: boot $boot died of an int3 trap before the tests started (TCG text-patching race); booting again, first try kept in $dir.try1"
+	   ! grep -q '^cosched: guest runner started' "$dir/console.log"; then
+		why="$(cat "$dir/error")"
+		grep -q 'int3: 0000' "$dir/console.log" && why="int3 trap (TCG text-patching race)"
+		echo "note: boot $boot died before the tests started ($why); booting again, first try kept in $dir.try1"
 		mv "$dir" "$dir.try1"
 		mkdir -p "$dir"
 		# shellcheck disable=SC2086
