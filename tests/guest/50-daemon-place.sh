@@ -21,13 +21,6 @@ teardown() {
 }
 trap 'rc=$?; teardown; (exit $rc); cleanup' EXIT
 
-# wait_until SECONDS CMD: poll CMD every 0.2 s.
-wait_until() {
-	local end=$((SECONDS + $1))
-	while [ $SECONDS -lt $end ]; do eval "$2" && return 0; sleep 0.2; done
-	eval "$2"
-}
-rd() { cat "$1" 2>/dev/null || echo missing; }
 
 systemctl is-active -q coschedd || systemctl start coschedd
 check_eq "coschedd active" "$(systemctl is-active coschedd)" active

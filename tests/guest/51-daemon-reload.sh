@@ -8,17 +8,7 @@
 test_init 51-daemon-reload
 require_cosched
 
-DROPIN=/etc/coschedd/conf.d/51-daemon-reload.conf
-teardown() { rm -f "$DROPIN"; systemctl reload coschedd 2>/dev/null; sleep 1; }
-trap 'rc=$?; teardown; (exit $rc); cleanup' EXIT
-wait_until() {
-	local end=$((SECONDS + $1))
-	while [ $SECONDS -lt $end ]; do eval "$2" && return 0; sleep 0.2; done
-	eval "$2"
-}
-rd() { cat "$1" 2>/dev/null || echo missing; }
-
-systemctl is-active -q coschedd || systemctl start coschedd
+daemon_test /etc/coschedd/conf.d/51-daemon-reload.conf
 cg_create A
 RAW=$(cg_rel A)
 good="[t51]

@@ -250,3 +250,28 @@ finish() {
 	log "FAIL: $1$NOTE"
 	exit 1
 }
+
+# wait_until SECONDS CMD: poll CMD (evaluated) every 0.2 s until it
+# succeeds or SECONDS pass; the status is CMD's last.
+wait_until() {
+	local end=$((SECONDS + $1))
+	while [ $SECONDS -lt $end ]; do eval "$2" && return 0; sleep 0.2; done
+	eval "$2"
+}
+
+# rd FILE: the file's content, or "missing".
+rd() { cat "$1" 2>/dev/null || echo missing; }
+
+# daemon_test DROPIN: a coschedd test that declares its groups in the
+# conf.d drop-in DROPIN.  Starts the daemon if needed; on exit removes the
+# drop-in, reloads the daemon and removes the test's cgroups.
+daemon_test() {
+	DROPIN=$1
+	trap 'rc=$?; daemon_teardown; (exit $rc); cleanup' EXIT
+	systemctl is-active -q coschedd || systemctl start coschedd
+}
+daemon_teardown() {
+	rm -f "$DROPIN"
+	systemctl reload coschedd 2>/dev/null
+	sleep 1
+}
