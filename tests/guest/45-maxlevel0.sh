@@ -5,7 +5,9 @@
 # cosched_max_level=0: the feature is really off.  max_level reads 0,
 # writing 1 to cpu.scheduled fails with ERANGE (value stays 0), and two
 # groups that asked to be coscheduled, one spinner each on the SMT
-# siblings CPU 2 and 3, really ran at once (> 50% of the shorter run).
+# siblings CPU 2 and 3, really ran at once: > 5% of the shorter run, fifty
+# times the 0.1% exclusion floor (unloaded it is ~90%; a loaded host
+# has measured 36%, so a higher bar would fail for the wrong reason).
 . "$(dirname "$0")/lib.sh"
 test_init 45-maxlevel0
 require_cosched
@@ -32,6 +34,6 @@ corun_run out --task a2:"$C1":"$(cg_rel A)":A --task b3:"$C2":"$(cg_rel B)":B
 ov=$(kv out pair a2,b3 sched_overlap_pct_of_min)
 raw=$(kv out pair a2,b3 overlap_pct_of_min)
 log "# a2 (A, cpu $C1) and b3 (B, cpu $C2) were on the core at once $ov% of the shorter run (executed at once: $raw%)"
-check_gt "overlap % (feature off: siblings scheduled independently)" "$ov" 50
+check_gt "overlap % (feature off: siblings scheduled independently)" "$ov" 5
 
-finish "max_level ${MAX_LEVEL:-missing} (want 0), write 1: $w (want ERANGE), overlap $(num "$ov")% (>50%) [raw $(num "$raw")%]"
+finish "max_level ${MAX_LEVEL:-missing} (want 0), write 1: $w (want ERANGE), overlap $(num "$ov")% (>5%) [raw $(num "$raw")%]"
