@@ -29,15 +29,24 @@ void log_set_max_level(int level) {
         max_level = level;
 }
 
+/* Both entry points filter by level and format the same way. */
+static bool log_vformat(char *msg, size_t size, int prio, const char *fmt, va_list ap) {
+        if (prio > max_level)
+                return false;
+        vsnprintf(msg, size, fmt, ap);
+        return true;
+}
+
 void log_full(int prio, const char *group, const char *fmt, ...) {
         char msg[2048];
         va_list ap;
+        bool wanted;
 
-        if (prio > max_level)
-                return;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        wanted = log_vformat(msg, sizeof(msg), prio, fmt, ap);
         va_end(ap);
+        if (!wanted)
+                return;
         if (to_journal) {
                 if (group)
                         sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio, "COSCHED_GROUP=%s", group,
@@ -55,12 +64,13 @@ void log_full(int prio, const char *group, const char *fmt, ...) {
 void log_transition_fields(int prio, const char *group, const char *state, const char *cpus, const char *fmt, ...) {
         char msg[2048];
         va_list ap;
+        bool wanted;
 
-        if (prio > max_level)
-                return;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        wanted = log_vformat(msg, sizeof(msg), prio, fmt, ap);
         va_end(ap);
+        if (!wanted)
+                return;
         if (!to_journal) {
                 fprintf(stderr, "coschedd: [%s] %s\n", group, msg);
                 return;
