@@ -122,6 +122,13 @@ done
 # What a guest kernel must never print during the tests.
 BAD='WARNING:|BUG:|Oops|general protection fault|Kernel panic|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|blocked for more than|soft lockup|hard LOCKUP|self-detected stall|detected stalls'
 
+# One boot of the current group: $dir, $tests, $args, $timeout.
+boot_guest() {
+	# shellcheck disable=SC2086
+	TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
+		"cosched.tests=$tests" $args
+}
+
 phase_start "guest-$KERNEL"
 boot=0
 for key in "${order[@]}"; do
@@ -136,9 +143,7 @@ for key in "${order[@]}"; do
 		timeout=$((timeout + ${l:-300}))
 	done
 	echo "boot $boot: ${args:-default args}: $tests"
-	# shellcheck disable=SC2086
-	TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
-		"cosched.tests=$tests" $args
+	boot_guest
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
 	# live text patching (static keys flipped by late initcalls), or the
 	# guest resets early in boot, stock and patched alike, and it dies
@@ -151,9 +156,7 @@ for key in "${order[@]}"; do
 		echo "note: boot $boot died before the tests started ($why); booting again, first try kept in $dir.try1"
 		mv "$dir" "$dir.try1"
 		mkdir -p "$dir"
-		# shellcheck disable=SC2086
-		TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
-			"cosched.tests=$tests" $args
+		boot_guest
 	fi
 	if [ -e "$dir/error" ]; then
 		result FAIL "guest/boot$boot" "$(cat "$dir/error"); console: $dir/console.log"
