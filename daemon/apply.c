@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "apply.h"
 #include "bus.h"
@@ -45,19 +44,31 @@ static int place_cgroup(const struct apply_ctx *a, const char *cg, int level, co
         return set_level(a->cgroup_root, cg, level, err, errlen);
 }
 
-static int wait_for_cpus(const char *root, const char *cg, const struct cpuset *cpus, char *err, size_t errlen) {
-        struct timespec step = { 0, 20 * 1000 * 1000 };
+int apply_confined(const struct apply_ctx *a, const char *cg, int level, const struct cpuset *cpus, char *err,
+                   size_t errlen) {
+        char want[4096], have[4096];
         struct cpuset cur;
-        char a[4096], b[4096];
+        int r;
 
-        cpuset_zero(&cur);
-        for (int i = 0; i < 100; i++) {
-                if (cgroup_get_cpus(root, cg, &cur, false) == 0 && cpuset_equal(&cur, cpus))
-                        return 0;
-                nanosleep(&step, NULL);
+        r = cgroup_get_cpus(a->cgroup_root, cg, &cur, false);
+        if (r == 0 && cpuset_equal(&cur, cpus)) {
+                r = set_level(a->cgroup_root, cg, level, err, errlen);
+                return r < 0 ? r : APPLIED;
         }
-        return errf(err, errlen, -ETIMEDOUT, "systemd has not applied AllowedCPUs=%s to %s (cpuset.cpus is %s); will retry",
-                    cpuset_format(cpus, a, sizeof(a)), cg, cpuset_format(&cur, b, sizeof(b)));
+        /* Not where placement put it (yet), e.g. still at a level it had
+         * before: it must not be coscheduled meanwhile. */
+        (void) set_level(a->cgroup_root, cg, 0, NULL, 0);
+        cpuset_format(cpus, want, sizeof(want));
+        if (r < 0)
+                snprintf(have, sizeof(have), ": %s", strerror(-r));
+        else if (cpuset_empty(&cur))
+                snprintf(have, sizeof(have), " is empty");
+        else {
+                snprintf(have, sizeof(have), " is ");
+                cpuset_format(&cur, have + 4, sizeof(have) - 4);
+        }
+        snprintf(err, errlen, "systemd has not applied AllowedCPUs=%s to %s yet (cpuset.cpus%s)", want, cg, have);
+        return APPLIED_CONFINING;
 }
 
 static int place_unit(const struct apply_ctx *a, const char *unit, int level, const struct cpuset *cpus, bool moved,
@@ -81,12 +92,9 @@ static int place_unit(const struct apply_ctx *a, const char *unit, int level, co
                 return APPLIED_WAITING; /* re-applied when the unit starts (JobRemoved) */
         /* PID 1 realizes cgroup settings from its own event loop, after
          * the method returned: confinement must be visible before the
-         * group is coscheduled. */
-        r = wait_for_cpus(a->cgroup_root, cg, cpus, err, errlen);
-        if (r < 0)
-                return r;
-        r = set_level(a->cgroup_root, cg, level, err, errlen);
-        return r < 0 ? r : APPLIED;
+         * group is coscheduled, and if it is not yet, the caller asks
+         * again later rather than wait here. */
+        return apply_confined(a, cg, level, cpus, err, errlen);
 }
 
 int apply_place(const struct apply_ctx *a, enum group_kind kind, const char *target, int level,

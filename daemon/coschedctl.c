@@ -19,7 +19,7 @@ struct opts {
 static void help(void) {
         printf("coschedctl [OPTIONS...] COMMAND\n\n"
                "Commands:\n"
-               "  status      Groups: kind, level, CPUs, spans, placed/pending/error\n"
+               "  status      Groups: kind, level, CPUs, spans, placed/waiting/pending/error\n"
                "  topology    The span tree with the group on each span\n"
                "  verify      Compare the cgroups with the placement; exit 1 on drift\n\n"
                "Options:\n"
@@ -118,7 +118,8 @@ static void occupancy(const struct state *st, const struct cpuset *span, char *b
         buf[0] = 0;
         for (size_t i = 0; i < st->n; i++) {
                 const struct state_entry *e = &st->e[i];
-                if (e->state != GROUP_PLACED || !cpuset_intersects(&e->cpus, span))
+                /* A waiting group holds its CPUs too: systemd is confining it there. */
+                if ((e->state != GROUP_PLACED && e->state != GROUP_WAITING) || !cpuset_intersects(&e->cpus, span))
                         continue;
                 whole = cpuset_subset(span, &e->cpus);
                 off += snprintf(buf + off, len - off, "%s%s", off ? "," : "", e->name);
@@ -197,9 +198,16 @@ static int cmd_verify(const struct opts *o, const struct state *st) {
                 struct cpuset cpus;
                 int level = -1;
 
-                if (e->state != GROUP_PLACED)
+                if (e->state != GROUP_PLACED && e->state != GROUP_WAITING)
                         continue;
-                if (!e->cgroup[0])
+                /* Waiting for systemd's confinement is no drift, as long as
+                 * the group is not coscheduled meanwhile. */
+                if (e->state == GROUP_WAITING) {
+                        if (cgroup_get_scheduled(o->cgroup_root, e->cgroup, &level) == 0 && level != 0)
+                                snprintf(msg, sizeof(msg), "drift: cpu.scheduled is %d while waiting for systemd", level);
+                        else
+                                snprintf(msg, sizeof(msg), "waiting: %s", e->reason);
+                } else if (!e->cgroup[0])
                         snprintf(msg, sizeof(msg), "waiting: no cgroup yet");
                 else if (cgroup_get_scheduled(o->cgroup_root, e->cgroup, &level) < 0 || level != e->level)
                         snprintf(msg, sizeof(msg), "drift: cpu.scheduled is %d, want %d", level, e->level);

@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
                 return 1;
         }
         if (a.once)
-                r = manager_reconcile(m);
+                r = manager_once(m);
         else
                 r = manager_run(m);
         manager_free(m);

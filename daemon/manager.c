@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 
 #include "apply.h"
 #include "bus.h"
@@ -14,6 +15,20 @@
 #include "manager.h"
 #include "placement.h"
 #include "util.h"
+
+/* PID 1 realizes AllowedCPUs= from its own loop, some time after
+ * SetUnitProperties returned; until cpuset.cpus shows it a group waits
+ * (not coscheduled), looked at this often, for this long. Then it is an
+ * error, retried every ReconcileSec. */
+#define CONFINE_POLL_USEC (20 * 1000)
+#define CONFINE_TIMEOUT_USEC (2 * 1000 * 1000)
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
 
 static int load_config(const struct manager_options *o, struct config *c) {
         struct config_errors e = {};
@@ -101,6 +116,7 @@ void manager_free(struct manager *m) {
                 return;
         sd_event_source_unref(m->timer);
         sd_event_source_unref(m->defer);
+        sd_event_source_unref(m->confine);
         sd_device_monitor_unref(m->monitor);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
@@ -185,10 +201,33 @@ static void fill_entry(const struct manager *m, const struct group_config *g, co
         snprintf(e->reason, sizeof(e->reason), "%s", res->reason);
 }
 
+/* The clock of a wait for systemd runs from the first reconcile that found
+ * the group unconfined, not from the latest: a reconcile in between (timer,
+ * JobRemoved) must not keep it waiting for ever. */
+static uint64_t waiting_since(const struct state_entry *old, const struct state_entry *e, uint64_t now) {
+        if (old && old->waiting_since && old->kind == e->kind && !strcmp(old->target, e->target) &&
+            !strcmp(old->cgroup, e->cgroup) && cpuset_equal(&old->cpus, &e->cpus))
+                return old->waiting_since;
+        return now;
+}
+
+/* why: apply's account of what cpuset.cpus shows. */
+static void mark_waiting(const struct manager *m, struct state_entry *e, const char *why, uint64_t now) {
+        if (now - e->waiting_since < CONFINE_TIMEOUT_USEC) {
+                e->state = GROUP_WAITING;
+                snprintf(e->reason, sizeof(e->reason), "%s", why);
+                return;
+        }
+        e->state = GROUP_ERROR;
+        snprintf(e->reason, sizeof(e->reason), "%s; waited %us, retrying every %us", why,
+                 CONFINE_TIMEOUT_USEC / 1000000, m->config.daemon.reconcile_sec);
+}
+
 static void apply_group(struct manager *m, const struct apply_ctx *a, size_t i, const struct placement_request *req,
                         const struct placement_result *res, struct state_entry *e) {
         const struct group_config *g = &m->config.groups[i];
         char err[512];
+        uint64_t now;
         int r;
 
         if (res->state != GROUP_PLACED)
@@ -200,10 +239,88 @@ static void apply_group(struct manager *m, const struct apply_ctx *a, size_t i, 
                 snprintf(e->reason, sizeof(e->reason), "%s", err);
         } else if (r == APPLIED_WAITING)
                 snprintf(e->reason, sizeof(e->reason), "confined; waiting for the unit to start");
+        else if (r == APPLIED_CONFINING) {
+                now = now_usec();
+                e->waiting_since = waiting_since(state_find(&m->st, g->name), e, now);
+                mark_waiting(m, e, err, now);
+        }
+}
+
+static size_t count_state(const struct state *st, enum group_state s) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < st->n; i++)
+                n += st->e[i].state == s;
+        return n;
+}
+
+/* The checkpoint and STATUS=, after every change of a group's state. */
+static void publish(struct manager *m) {
+        size_t waiting = count_state(&m->st, GROUP_WAITING);
+        char waits[64] = "";
+        int r;
+
+        r = state_write(m->opt.state_dir, &m->st);
+        if (r < 0)
+                log_warning("cannot write the checkpoint to %s: %s", m->opt.state_dir, strerror(-r));
+        if (waiting)
+                snprintf(waits, sizeof(waits), ", %zu waiting for systemd", waiting);
+        sd_notifyf(false, "STATUS=%zu placed, %zu pending, %zu error%s%s%s", count_state(&m->st, GROUP_PLACED),
+                   count_state(&m->st, GROUP_PENDING), count_state(&m->st, GROUP_ERROR), waits,
+                   m->last_reload_error[0] ? "; " : "", m->last_reload_error);
+}
+
+/* Look again soon, from the loop: sleeping in it would starve the watchdog
+ * (WatchdogSec=) and every other event. Without a loop (--once) the
+ * caller looks again itself. */
+static void arm_confine(struct manager *m) {
+        if (!m->confine)
+                return;
+        if (!count_state(&m->st, GROUP_WAITING)) {
+                sd_event_source_set_enabled(m->confine, SD_EVENT_OFF);
+                return;
+        }
+        sd_event_source_set_time_relative(m->confine, CONFINE_POLL_USEC);
+        sd_event_source_set_enabled(m->confine, SD_EVENT_ONESHOT);
+}
+
+/* Waiting groups that systemd has confined by now get cpu.scheduled;
+ * the others wait on, or time out. No bus calls: only cgroupfs reads. */
+static void check_waiting(struct manager *m) {
+        struct apply_ctx a = { .cgroup_root = m->opt.cgroup_root, .bus = m->bus };
+        uint64_t now = now_usec();
+        bool changed = false;
+
+        for (size_t i = 0; i < m->st.n; i++) {
+                struct state_entry *e = &m->st.e[i], old;
+                char err[512];
+                int r;
+
+                if (e->state != GROUP_WAITING)
+                        continue;
+                old = *e;
+                r = apply_confined(&a, e->cgroup, e->level, &e->cpus, err, sizeof(err));
+                if (r == APPLIED) {
+                        e->state = GROUP_PLACED;
+                        e->reason[0] = 0;
+                        e->waiting_since = 0;
+                } else if (r < 0) {
+                        e->state = GROUP_ERROR;
+                        snprintf(e->reason, sizeof(e->reason), "%s", err);
+                        e->waiting_since = 0;
+                } else
+                        mark_waiting(m, e, err, now);
+                if (e->state != old.state) {
+                        log_transition(&old, e);
+                        changed = true;
+                }
+        }
+        if (changed)
+                publish(m);
 }
 
 int manager_reconcile(struct manager *m) {
-        size_t n = m->config.ngroups, placed = 0, pending = 0, failed = 0;
+        size_t n = m->config.ngroups;
         struct apply_ctx a = { .cgroup_root = m->opt.cgroup_root, .bus = m->bus };
         struct placement_request *req = calloc(n ? n : 1, sizeof(*req));
         struct placement_result *res = calloc(n ? n : 1, sizeof(*res));
@@ -235,20 +352,13 @@ int manager_reconcile(struct manager *m) {
                         fill_entry(m, g, &req[i], &res[i], e);
                         apply_group(m, &a, i, &req[i], &res[i], e);
                 }
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
                 log_transition(state_find(&m->st, ns.e[i].name), &ns.e[i]);
-                placed += ns.e[i].state == GROUP_PLACED;
-                pending += ns.e[i].state == GROUP_PENDING;
-                failed += ns.e[i].state == GROUP_ERROR;
-        }
         state_free(&m->st);
         m->st = ns;
         ns = (struct state) {};
-        r = state_write(m->opt.state_dir, &m->st);
-        if (r < 0)
-                log_warning("cannot write the checkpoint to %s: %s", m->opt.state_dir, strerror(-r));
-        sd_notifyf(false, "STATUS=%zu placed, %zu pending, %zu error%s%s", placed, pending, failed,
-                   m->last_reload_error[0] ? "; " : "", m->last_reload_error);
+        publish(m);
+        arm_confine(m);
         r = 0;
 out:
         free(req);
@@ -258,7 +368,33 @@ out:
         return r;
 }
 
+int manager_once(struct manager *m) {
+        struct timespec step = { 0, CONFINE_POLL_USEC * 1000 };
+        int r;
+
+        r = manager_reconcile(m);
+        if (r < 0)
+                return r;
+        /* No loop to block here, and nothing else would finish them:
+         * wait as long as the loop would. */
+        while (count_state(&m->st, GROUP_WAITING)) {
+                nanosleep(&step, NULL);
+                check_waiting(m);
+        }
+        return 0;
+}
+
 /* ---- events ---- */
+
+static int on_confine(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct manager *m = userdata;
+
+        (void) s;
+        (void) usec;
+        check_waiting(m);
+        arm_confine(m);
+        return 0;
+}
 
 static int on_defer(sd_event_source *s, void *userdata) {
         struct manager *m = userdata;
@@ -357,6 +493,11 @@ static int setup_events(struct manager *m) {
         if (r < 0)
                 return r;
         sd_event_source_set_enabled(m->defer, SD_EVENT_OFF);
+        /* 1 ms accuracy: the default 250 ms would dwarf the poll interval. */
+        r = sd_event_add_time_relative(m->event, &m->confine, CLOCK_MONOTONIC, CONFINE_POLL_USEC, 1000, on_confine, m);
+        if (r < 0)
+                return r;
+        sd_event_source_set_enabled(m->confine, SD_EVENT_OFF);
         /* WATCHDOG=1 pings at half of WatchdogSec=, from the loop itself. */
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)

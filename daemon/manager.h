@@ -31,6 +31,7 @@ struct manager {
         sd_bus *bus;
         sd_event_source *timer;
         sd_event_source *defer;
+        sd_event_source *confine;       /* looks for systemd's confinement of waiting groups */
         sd_device_monitor *monitor;
         char last_reload_error[128];
 };
@@ -38,7 +39,10 @@ struct manager {
 /* Load config (must be valid), topology and the checkpoint. */
 int manager_new(const struct manager_options *o, struct manager **ret);
 void manager_free(struct manager *m);
-/* Place and apply once, checkpoint, report STATUS=. */
+/* Place and apply once, checkpoint, report STATUS=. Groups systemd has
+ * not confined yet are left waiting, for the loop's timer to finish. */
 int manager_reconcile(struct manager *m);
+/* --once: reconcile, then see waiting groups through (or time them out). */
+int manager_once(struct manager *m);
 /* The event loop until SIGTERM/SIGINT. */
 int manager_run(struct manager *m);

@@ -31,6 +31,8 @@ const char *group_state_to_string(enum group_state s) {
                 return "pending";
         case GROUP_ERROR:
                 return "error";
+        case GROUP_WAITING:
+                return "waiting";
         }
         return "?";
 }

@@ -17,6 +17,7 @@ enum group_state {
         GROUP_PENDING,
         GROUP_PLACED,
         GROUP_ERROR,
+        GROUP_WAITING,  /* never from placement: placed, and apply waits for systemd to confine it */
 };
 
 enum placement_pref {

@@ -76,6 +76,8 @@ static int parse_line(char *line, struct state_entry *e) {
                 e->state = GROUP_PLACED;
         else if (!strcmp(f[6], "pending"))
                 e->state = GROUP_PENDING;
+        else if (!strcmp(f[6], "waiting"))
+                e->state = GROUP_WAITING;
         else
                 e->state = GROUP_ERROR;
         if (cpuset_parse(strcmp(f[7], "-") ? f[7] : "", &e->cpus) < 0)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "cpuset.h"
@@ -26,6 +27,8 @@ struct state_entry {
         struct cpuset cpus;             /* placed CPUs (also kept for error after placement) */
         char cgroup[1025];              /* the cgroup written to, relative to the cgroup root; "" unknown */
         char reason[320];
+        uint64_t waiting_since;         /* daemon only, not checkpointed: CLOCK_MONOTONIC usec when it began to
+                                         * wait for systemd's confinement; 0 if not waiting */
 };
 
 struct state {
