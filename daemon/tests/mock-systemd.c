@@ -6,13 +6,27 @@
  * AllowedCPUs= into the unit's cpuset.cpus (under --cgroup-root), and it
  * logs every call so the test can check what was asked, in which order.
  *
- *   mock-systemd CGROUP_ROOT LOG UNIT=CGROUP...   (CGROUP "" = inactive)
+ *   mock-systemd [--realize-delay-ms=N] [--notify-socket=PATH] CGROUP_ROOT LOG UNIT=CGROUP...
+ *                (CGROUP "" = inactive)
+ *
+ * --realize-delay-ms: like PID 1, which realizes cgroup settings from its
+ * own loop after the method returned, write cpuset.cpus N ms after
+ * SetUnitProperties (the property itself changes at once). The log says
+ * what cpu.scheduled was just before, so a test sees whether the daemon
+ * coscheduled the group before it was confined.
+ * --notify-socket: PID 1's other half, the sd_notify socket: every line
+ * received is logged with the wall clock in ms ("notify MS WATCHDOG=1").
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -21,17 +35,22 @@
 
 #define UNIT_PREFIX "/org/freedesktop/systemd1/unit"
 
+#define MAX_UNITS 64
+
 struct unit {
         char *name;
         char *cgroup;
         struct cpuset allowed;
         uint64_t weight;
+        sd_event_source *realize;       /* delayed write of cpuset.cpus */
 };
 
-static struct unit units[16];
+static struct unit units[MAX_UNITS];
 static int nunits;
 static const char *cg_root;
 static FILE *logf;
+static sd_event *ev;
+static uint64_t realize_delay_usec;
 
 static struct unit *find(const char *name) {
         for (int i = 0; i < nunits; i++)
@@ -65,10 +84,45 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *e) 
         return sd_bus_reply_method_return(m, NULL);
 }
 
+/* What systemd does when it gets to the unit: AllowedCPUs= into cpuset.cpus. */
+static void realize(struct unit *u) {
+        char path[4096], list[4096], *level = NULL;
+        int r;
+
+        snprintf(path, sizeof(path), "%s%s/cpu.scheduled", cg_root, u->cgroup);
+        (void) read_file_str(path, &level);
+        cpuset_format(&u->allowed, list, sizeof(list));
+        snprintf(path, sizeof(path), "%s%s/cpuset.cpus", cg_root, u->cgroup);
+        strcat(list, "\n");
+        r = write_file_str(path, list);
+        fprintf(logf, "realized %s AllowedCPUs=%s: %s, cpu.scheduled was %s\n", u->name, strstrip(list),
+                r < 0 ? strerror(-r) : "written", level ? strstrip(level) : "-");
+        fflush(logf);
+        free(level);
+}
+
+static int on_realize(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) s, (void) usec;
+        realize(userdata);
+        return 0;
+}
+
+/* Later, from the loop, as PID 1 does; a second call restarts the delay. */
+static int realize_later(struct unit *u) {
+        int r;
+
+        if (u->realize) {
+                r = sd_event_source_set_time_relative(u->realize, realize_delay_usec);
+                return r < 0 ? r : sd_event_source_set_enabled(u->realize, SD_EVENT_ONESHOT);
+        }
+        /* 1 ms accuracy: the test measures this delay. */
+        return sd_event_add_time_relative(ev, &u->realize, CLOCK_MONOTONIC, realize_delay_usec, 1000, on_realize, u);
+}
+
 static int read_allowed(sd_bus_message *m, struct unit *u) {
         const uint8_t *p;
         size_t n;
-        char path[4096], list[4096];
+        char list[4096];
         int r;
 
         r = sd_bus_message_read_array(m, 'y', (const void **) &p, &n);
@@ -80,11 +134,11 @@ static int read_allowed(sd_bus_message *m, struct unit *u) {
                         cpuset_set(&u->allowed, i);
         cpuset_format(&u->allowed, list, sizeof(list));
         fprintf(logf, "SetUnitProperties %s AllowedCPUs=%s\n", u->name, list);
-        if (u->cgroup[0]) {
-                snprintf(path, sizeof(path), "%s%s/cpuset.cpus", cg_root, u->cgroup);
-                strcat(list, "\n");
-                write_file_str(path, list);
-        }
+        if (!u->cgroup[0])
+                return 0;
+        if (realize_delay_usec)
+                return realize_later(u);
+        realize(u);
         return 0;
 }
 
@@ -169,23 +223,78 @@ static const sd_bus_vtable unit_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+static int on_notify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        char buf[4096], *save = NULL;
+        struct timespec ts;
+        ssize_t n;
+
+        (void) s, (void) revents, (void) userdata;
+        while ((n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) >= 0) {
+                buf[n] = 0;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                        fprintf(logf, "notify %lld %s\n", (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000, l);
+        }
+        fflush(logf);
+        return 0;
+}
+
+static int listen_notify(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd, r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        r = sd_event_add_io(ev, NULL, fd, EPOLLIN, on_notify, NULL);
+        if (r < 0)
+                close(fd);
+        return r; /* the fd lives as long as the process */
+}
+
 int main(int argc, char **argv) {
         static const char *const ifaces[] = { "org.freedesktop.systemd1.Service", "org.freedesktop.systemd1.Slice",
                                               "org.freedesktop.systemd1.Scope" };
+        static const struct option opts[] = {
+                { "realize-delay-ms", required_argument, NULL, 'd' },
+                { "notify-socket", required_argument, NULL, 'n' },
+                {},
+        };
+        const char *notify = NULL;
         sd_bus *bus = NULL;
-        sd_event *ev = NULL;
         sigset_t ss;
-        int r;
+        int c, delay, r;
 
-        if (argc < 3)
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0)
+                switch (c) {
+                case 'd':
+                        if (safe_atoi(optarg, &delay) < 0 || delay < 0)
+                                return 2;
+                        realize_delay_usec = (uint64_t) delay * 1000;
+                        break;
+                case 'n':
+                        notify = optarg;
+                        break;
+                default:
+                        return 2;
+                }
+        if (argc - optind < 2)
                 return 2;
-        cg_root = argv[1];
-        logf = fopen(argv[2], "a");
+        cg_root = argv[optind];
+        logf = fopen(argv[optind + 1], "a");
         if (!logf)
                 return 1;
-        for (int i = 3; i < argc && nunits < 16; i++) {
+        for (int i = optind + 2; i < argc; i++) {
                 char *eq = strchr(argv[i], '=');
-                if (!eq)
+                if (!eq || nunits >= MAX_UNITS)
                         return 2;
                 *eq = 0;
                 units[nunits++] = (struct unit) { .name = argv[i], .cgroup = eq + 1, .weight = UINT64_MAX };
@@ -196,6 +305,8 @@ int main(int argc, char **argv) {
         r = sd_event_default(&ev);
         if (r >= 0)
                 r = sd_event_add_signal(ev, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0 && notify)
+                r = listen_notify(notify);
         if (r >= 0)
                 r = sd_bus_open_system(&bus);
         if (r >= 0)
@@ -214,6 +325,8 @@ int main(int argc, char **argv) {
         }
         if (r < 0)
                 fprintf(stderr, "mock-systemd: %s\n", strerror(-r));
+        for (int i = 0; i < nunits; i++)
+                sd_event_source_unref(units[i].realize);
         sd_bus_flush_close_unref(bus);
         sd_event_unref(ev);
         fclose(logf);
