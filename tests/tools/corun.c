@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -516,7 +517,12 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 		  const char *cgroot, int no_cgroup)
 {
 	struct rec *r = &sl->rec;
+	char comm[16];
 	cpu_set_t set;
+
+	/* Named after the task, so that a sched_switch trace tells them apart. */
+	snprintf(comm, sizeof(comm), "corun-%s", t->name);
+	prctl(PR_SET_NAME, comm);
 
 	if (!no_cgroup && t->cgroup[0]) {
 		char path[1024];
