@@ -6,7 +6,8 @@
 # what really ran:
 #  - x never ran while a task of A ran: overlap <= 0.1% of the shorter run
 #    (the core runs A or not-A, never both);
-#  - A's two threads ran together >= 90% of the time either ran (gang).
+#  - A's two threads ran together >= 90% of the time either ran (gang),
+#    judged on the scheduler's own sched_switch trace (see 20-exclusion).
 # On a stock kernel x and A's first thread run at once about half the time.
 . "$(dirname "$0")/lib.sh"
 test_init 52-daemon-cosched
@@ -32,17 +33,18 @@ if [ -z "$P1" ] || [ "$P1" = "$P2" ] || [ "$cpus" = missing ]; then
 	P1=$C1 P2=$C2
 fi
 
-corun_run out \
+tracefs_ready || fail "no sched_switch tracing"
+corun_run out --trace \
 	--task a1:"$P1":"$RAW":A --task a2:"$P2":"$RAW":A \
 	--task x:"$P2":"$(cg_rel X)":X
 
 ov=$(kv out gpair A,X overlap_pct_of_min)
 ov1=$(kv out pair a1,x overlap_pct_of_min)
-co=$(kv out pair a1,a2 corun_pct_of_union)
-log "# A vs x overlap: group $ov%, a1/x $ov1% of the shorter run; A co-run $co%"
+co=$(kv out pair a1,a2 trace_corun_pct_of_union)
+log "# A vs x overlap: group $ov%, a1/x $ov1% of the shorter run; A co-run $co% (trace; sched view $(kv out pair a1,a2 sched_corun_pct_of_union)%, raw $(kv out pair a1,a2 corun_pct_of_union)%)"
 worst=$(max "$ov" "$ov1")
 check_le "A/x overlap %" "$worst" 0.1
 check_ge "A co-run %" "$co" 90
 coschedctl verify; check_eq "coschedctl verify" "$?" 0
 
-finish "on daemon-placed CPUs $cpus: A/x overlap $(num "$worst")% (<=0.1%), A co-run $(num "$co")% (>=90%)"
+finish "on daemon-placed CPUs $cpus: A/x overlap $(num "$worst")% (<=0.1%), A co-run $(num "$co")% (>=90%, trace)"

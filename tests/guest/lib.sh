@@ -178,6 +178,15 @@ corun_run() {
 	return $rc
 }
 
+# tracefs_ready: tracefs mounted at /sys/kernel/tracing (for corun
+# --trace, the scheduler's own sched_switch record of who ran when).
+tracefs_ready() {
+	local t=/sys/kernel/tracing
+	[ -e $t/events/sched/sched_switch/enable ] && return 0
+	mount -t tracefs nodev $t 2>/dev/null
+	[ -e $t/events/sched/sched_switch/enable ] || { log "WARNING: no tracefs with sched_switch"; return 1; }
+}
+
 # kv OUT KIND ID KEY: one value from corun's record "KIND ID key=value...".
 kv() {
 	awk -v k="$2" -v id="$3" -v key="$4" '

@@ -473,6 +473,41 @@ static void st_recorder_cont(void)
 		 r.gap_t[0]);
 }
 
+static long trace_parse(FILE *f, const pid_t *pids, int ntasks,
+			struct seglist *out, int64_t start, int64_t end);
+
+/* The trace view from a canned trace: clipping, cross-CPU order, junk. */
+static void st_trace(void)
+{
+	static char text[] =
+		"# tracer: nop\n"
+		"  corun-a-10 [002] d..2.  1.000100: sched_switch: prev_comm=corun-a prev_pid=10 prev_prio=120 prev_state=R ==> next_comm=kworker/2:0 next_pid=99 next_prio=120\n"
+		"  <idle>-0   [003] d..2.  1.000150: sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=corun-b b next_pid=11 next_prio=120\n"
+		"  kworker-99 [002] d..2.  1.000300: sched_switch: prev_comm=kworker/2:0 prev_pid=99 prev_prio=120 prev_state=I ==> next_comm=corun-a next_pid=10 next_prio=120\n"
+		"  corun-a-10 [002] d..2.  1.000500: sched_waking: comm=x pid=5 prio=120 target_cpu=002\n"
+		"  corun-b-11 [003] d..2.  1.000700: sched_switch: prev_comm=corun-b b prev_pid=11 prev_prio=120 prev_state=R ==> next_comm=swapper/3 next_pid=0 next_prio=120\n"
+		"  garbage line without an event\n";
+	const pid_t pids[2] = { 10, 11 };
+	struct seglist l[2] = { { 0 } };
+	FILE *f = fmemopen(text, sizeof(text) - 1, "r");
+	long n;
+
+	if (!f) {
+		st_check(0, "trace: fmemopen: %s", strerror(errno));
+		return;
+	}
+	/* Window 1.000200 .. 1.000600 s; a was running before its first event. */
+	n = trace_parse(f, pids, 2, l, 1000200000LL, 1000600000LL);
+	fclose(f);
+	st_check(n == 4, "trace: %ld events, want 4", n);
+	st_check(l[0].n == 1 && l[0].v[0].s == 1000300000LL &&
+		 l[0].v[0].e == 1000600000LL, "trace: task a segments wrong");
+	st_check(l[1].n == 1 && l[1].v[0].s == 1000200000LL &&
+		 l[1].v[0].e == 1000600000LL, "trace: task b segments wrong");
+	sl_free(&l[0]);
+	sl_free(&l[1]);
+}
+
 static int self_test(void)
 {
 	const int64_t a1[] = { 0, 10, 20, 30 }, b1[] = { 5, 25 };
@@ -491,6 +526,7 @@ static int self_test(void)
 	st_random();
 	st_recorder();
 	st_recorder_cont();
+	st_trace();
 	if (st_fail) {
 		printf("self-test: %d check(s) failed\n", st_fail);
 		return 1;
@@ -610,6 +646,189 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 	}
 	sl->done = 1;
 	_exit(0);
+}
+
+/* ---------------------------------------------------------------- */
+/*
+ * Trace view: the scheduler's own record.  With --trace, sched_switch is
+ * traced on the tasks' CPUs with the "mono" trace clock (CLOCK_MONOTONIC,
+ * the recorders' clock) from before the children exist until they exited;
+ * a task runs from a switch to it until the next switch away from it.
+ * Neither interrupts nor a vCPU stolen by the host end a segment here:
+ * this is what the guest scheduler had running, to the microsecond.
+ */
+
+struct tracefs {
+	const char *dir;
+	char old_clock[64], old_mask[256], old_on[16], old_event[16];
+};
+
+static int tfs_write(const struct tracefs *t, const char *file, const char *val)
+{
+	char path[512];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, file);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "corun: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	ok = fputs(val, f) >= 0;
+	ok = !fclose(f) && ok;
+	if (!ok)
+		fprintf(stderr, "corun: writing '%s' to %s: %s\n", val, path,
+			strerror(errno));
+	return ok ? 0 : -1;
+}
+
+/* The selected entry of a file like trace_clock ("[mono]"), or line 1. */
+static void tfs_read(const struct tracefs *t, const char *file, char *buf,
+		     size_t len)
+{
+	char path[512], *b, *e;
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", t->dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	b = strchr(buf, '[');
+	e = b ? strchr(b, ']') : NULL;
+	if (b && e) {
+		*e = '\0';
+		memmove(buf, b + 1, strlen(b + 1) + 1);
+	}
+}
+
+static int trace_start(struct tracefs *t, const struct task *tasks, int ntasks)
+{
+	uint64_t mask = 0;
+	char val[32];
+
+	for (int i = 0; i < ntasks; i++) {
+		if (tasks[i].cpu >= 32) {
+			fprintf(stderr, "corun: --trace supports CPUs 0-31\n");
+			return -1;
+		}
+		mask |= 1ULL << tasks[i].cpu;
+	}
+	tfs_read(t, "trace_clock", t->old_clock, sizeof(t->old_clock));
+	tfs_read(t, "tracing_cpumask", t->old_mask, sizeof(t->old_mask));
+	tfs_read(t, "tracing_on", t->old_on, sizeof(t->old_on));
+	tfs_read(t, "events/sched/sched_switch/enable", t->old_event,
+		 sizeof(t->old_event));
+	snprintf(val, sizeof(val), "%" PRIx64 "\n", mask);
+	if (tfs_write(t, "tracing_on", "0\n") ||
+	    tfs_write(t, "trace_clock", "mono\n") ||
+	    tfs_write(t, "tracing_cpumask", val) ||
+	    tfs_write(t, "buffer_size_kb", "16384\n") ||
+	    tfs_write(t, "trace", "\n") ||
+	    tfs_write(t, "events/sched/sched_switch/enable", "1\n") ||
+	    tfs_write(t, "tracing_on", "1\n"))
+		return -1;
+	return 0;
+}
+
+/* Stop tracing; the buffer stays readable.  Overruns lost events. */
+static uint64_t trace_stop(const struct tracefs *t, const struct task *tasks,
+			   int ntasks)
+{
+	uint64_t lost = 0;
+
+	tfs_write(t, "tracing_on", "0\n");
+	for (int i = 0; i < ntasks; i++) {
+		char path[512], line[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", t->dir,
+			 tasks[i].cpu);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "overrun: ", 9))
+				lost += strtoull(line + 9, NULL, 10);
+		fclose(f);
+	}
+	return lost;
+}
+
+static void trace_restore(const struct tracefs *t)
+{
+	char val[300];
+
+	snprintf(val, sizeof(val), "%s\n", t->old_event[0] ? t->old_event : "0");
+	tfs_write(t, "events/sched/sched_switch/enable", val);
+	if (t->old_clock[0]) {
+		snprintf(val, sizeof(val), "%s\n", t->old_clock);
+		tfs_write(t, "trace_clock", val);
+	}
+	if (t->old_mask[0]) {
+		snprintf(val, sizeof(val), "%s\n", t->old_mask);
+		tfs_write(t, "tracing_cpumask", val);
+	}
+	snprintf(val, sizeof(val), "%s\n", t->old_on[0] ? t->old_on : "1");
+	tfs_write(t, "tracing_on", val);
+}
+
+/*
+ * Parse the text of a sched_switch trace ("... [CPU] ... SEC.USEC:
+ * sched_switch: prev_comm=.. prev_pid=P ... ==> next_comm=.. next_pid=N
+ * ...") into per-task run segments clipped to [start, end].  A task is
+ * known by its pid.  Returns the number of sched_switch events read.
+ */
+static long trace_parse(FILE *f, const pid_t *pids, int ntasks,
+			struct seglist *out, int64_t start, int64_t end)
+{
+	int64_t since[MAX_TASKS];
+	char line[1024];
+	long events = 0;
+
+	for (int i = 0; i < ntasks; i++)
+		since[i] = -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *ev = strstr(line, ": sched_switch: "), *ts, *pp, *np;
+		long long sec, usec;
+		pid_t prev, next;
+		int64_t t;
+
+		if (!ev)
+			continue;
+		*ev = '\0';
+		ts = strrchr(line, ' ');
+		pp = strstr(ev + 1, " prev_pid=");
+		np = strstr(ev + 1, " next_pid=");
+		if (!ts || !pp || !np || sscanf(ts + 1, "%lld.%lld", &sec, &usec) != 2)
+			continue;
+		events++;
+		t = (int64_t)sec * 1000000000LL + (int64_t)usec * 1000;
+		prev = (pid_t)atoi(pp + 10);
+		next = (pid_t)atoi(np + 10);
+		for (int i = 0; i < ntasks; i++) {
+			if (pids[i] == prev && since[i] >= 0) {
+				int64_t s = since[i] > start ? since[i] : start;
+				int64_t e = t < end ? t : end;
+
+				if (s < e)
+					sl_push(&out[i], s, e);
+				since[i] = -1;
+			}
+			if (pids[i] == next)
+				since[i] = t;
+		}
+	}
+	/* Still running when tracing stopped: it ran to the window's end. */
+	for (int i = 0; i < ntasks; i++)
+		if (since[i] >= 0 && since[i] < end)
+			sl_push(&out[i], since[i] > start ? since[i] : start, end);
+	return events;
 }
 
 static int parse_task(const char *arg, struct task *t)
@@ -776,7 +995,10 @@ static void usage(FILE *f)
 "  --max-segments N    per task (default 262144); overflow is reported\n"
 "  --cgroup-root DIR   default /sys/fs/cgroup\n"
 "  --no-cgroup         do not move tasks into cgroups\n"
-"  --dump FILE         write every segment: task start_ns end_ns\n"
+"  --dump FILE         write every segment: view task start_ns end_ns\n"
+"  --trace[=DIR]       third view (trace_ keys) from a sched_switch trace\n"
+"                      of the tasks' CPUs (tracefs DIR, default\n"
+"                      /sys/kernel/tracing; changed settings are restored)\n"
 "  --self-test         check the interval arithmetic and recorder\n");
 }
 
@@ -791,6 +1013,7 @@ int main(int argc, char **argv)
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "no-cgroup", no_argument, NULL, 'n' },
 		{ "dump", required_argument, NULL, 'D' },
+		{ "trace", optional_argument, NULL, 'T' },
 		{ "self-test", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -800,6 +1023,12 @@ int main(int argc, char **argv)
 	double duration = 10.0, warmup = 0.5, gap_us = 50.0;
 	long max_segs = 262144;
 	const char *cgroot = "/sys/fs/cgroup", *dump = NULL;
+	static const char *const vname[] = { "raw", "sched", "trace" };
+	static const char *const vkey[] = { "", "sched_", "trace_" };
+	struct tracefs tfs = { 0 };
+	uint64_t trace_lost = 0;
+	long trace_events = 0;
+	int nv = 2;
 	char *end;
 	pid_t pids[MAX_TASKS];
 
@@ -853,6 +1082,10 @@ int main(int argc, char **argv)
 		case 'D':
 			dump = optarg;
 			break;
+		case 'T':
+			tfs.dir = optarg ? optarg : "/sys/kernel/tracing";
+			nv = 3;
+			break;
 		case 'S':
 			return self_test();
 		case 'h':
@@ -890,6 +1123,11 @@ int main(int argc, char **argv)
 			 (int64_t)(gap_us * 1000.0), 0, 0);
 	}
 
+	if (tfs.dir && trace_start(&tfs, tasks, ntasks)) {
+		trace_restore(&tfs);
+		printf("run summary ok=0 error=trace\n");
+		return 1;
+	}
 	fflush(stdout);
 	for (int i = 0; i < ntasks; i++) {
 		pids[i] = fork();
@@ -955,9 +1193,29 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 
-	/* Collect both views: raw (every gap) and sched (switch gaps only). */
+	/* Views: raw (every gap), sched (switch gaps only), trace. */
 	int64_t window = sh->end_ns - sh->start_ns;
-	static struct view v[2];
+	static struct view v[3];
+
+	if (tfs.dir) {
+		char path[512];
+		FILE *f;
+
+		trace_lost = trace_stop(&tfs, tasks, ntasks);
+		snprintf(path, sizeof(path), "%s/trace", tfs.dir);
+		f = fopen(path, "r");
+		if (f) {
+			trace_events = trace_parse(f, pids, ntasks, v[2].list,
+						   sh->start_ns, sh->end_ns);
+			fclose(f);
+		} else {
+			fprintf(stderr, "corun: %s: %s\n", path, strerror(errno));
+		}
+		trace_restore(&tfs);
+		if (!trace_events || trace_lost)
+			status = 2;
+		view_compute(&v[2], tasks, ntasks);
+	}
 
 	for (int k = 0; k < 2; k++) {
 		for (int i = 0; i < ntasks; i++) {
@@ -981,11 +1239,11 @@ int main(int argc, char **argv)
 			perror(dump);
 			status = status ? status : 2;
 		} else {
-			for (int k = 0; k < 2; k++)
+			for (int k = 0; k < nv; k++)
 				for (int i = 0; i < ntasks; i++)
 					for (size_t n = 0; n < v[k].list[i].n; n++)
 						fprintf(f, "%s %s %" PRId64 " %" PRId64 "\n",
-							k ? "sched" : "raw", tasks[i].name,
+							vname[k], tasks[i].name,
 							v[k].list[i].v[n].s - sh->start_ns,
 							v[k].list[i].v[n].e - sh->start_ns);
 			fclose(f);
@@ -996,6 +1254,10 @@ int main(int argc, char **argv)
 	       " clock loop ran (every gap is a stop); [sched: gaps without a"
 	       " context switch, i.e. interrupts or a stolen vCPU, do not"
 	       " count as stops]\n", (double)window / 1e9, gap_us, ntasks);
+	if (tfs.dir)
+		printf("# trace: %ld sched_switch events, %" PRIu64 " lost;"
+		       " [trace: from a switch to the task to the next switch"
+		       " away]\n", trace_events, trace_lost);
 	for (int i = 0; i < ntasks; i++) {
 		struct slot *sl = &sh->slot[i];
 		struct rec *r = &sl->rec;
@@ -1041,6 +1303,15 @@ int main(int argc, char **argv)
 			       tasks[j].name, (double)raw->ov[i][j] / 1e9,
 			       pct(raw->ov[i][j], mr), pct(sv->ov[i][j], ms),
 			       pct(raw->ov[i][j], ur), pct(sv->ov[i][j], us_));
+			if (tfs.dir) {
+				struct view *tv = &v[2];
+				int64_t ut = tv->run[i] + tv->run[j] - tv->ov[i][j];
+
+				printf("#   [trace: at once %.3f%% of the shorter,"
+				       " together %.2f%% of the time either ran]\n",
+				       pct(tv->ov[i][j], min64(tv->run[i], tv->run[j])),
+				       pct(tv->ov[i][j], ut));
+			}
 		}
 	for (int g = 0; g < raw->ng; g++)
 		printf("# group %s (%s): run time %.3f s = %.2f%% of all [sched"
@@ -1063,8 +1334,12 @@ int main(int argc, char **argv)
 
 	/* Machine-readable summary: raw keys, then the same with sched_. */
 	printf("run summary window_us=%.0f gap_us=%.0f tasks=%d groups=%d"
-	       " total_run_us=%.0f sched_total_run_us=%.0f ok=%d\n", us(window),
-	       gap_us, ntasks, raw->ng, us(raw->sum), us(sv->sum), status == 0);
+	       " total_run_us=%.0f sched_total_run_us=%.0f", us(window),
+	       gap_us, ntasks, raw->ng, us(raw->sum), us(sv->sum));
+	if (tfs.dir)
+		printf(" trace_total_run_us=%.0f trace_events=%ld trace_lost=%"
+		       PRIu64, us(v[2].sum), trace_events, trace_lost);
+	printf(" ok=%d\n", status == 0);
 	for (int i = 0; i < ntasks; i++) {
 		struct slot *sl = &sh->slot[i];
 		struct rec *r = &sl->rec;
@@ -1077,7 +1352,7 @@ int main(int argc, char **argv)
 		       " gap_us_100us=%.0f gap_us_1ms=%.0f gap_us_10ms=%.0f"
 		       " gap_us_long=%.0f quiet_gaps=%" PRIu64 " quiet_gap_us=%.0f"
 		       " sched_run_us=%.0f sched_share_pct=%.3f"
-		       " sched_run_pct_of_window=%.3f sched_segments=%zu\n",
+		       " sched_run_pct_of_window=%.3f sched_segments=%zu",
 		       tasks[i].name, tasks[i].cpu, tasks[i].group,
 		       us(raw->run[i]), pct(raw->run[i], raw->sum),
 		       pct(raw->run[i], window), raw->list[i].n, us(r->max_gap),
@@ -1088,15 +1363,21 @@ int main(int argc, char **argv)
 		       us(r->gap_t[3]), sl->quiet_gaps, us(sl->quiet_ns),
 		       us(sv->run[i]), pct(sv->run[i], sv->sum),
 		       pct(sv->run[i], window), sv->list[i].n);
+		if (tfs.dir)
+			printf(" trace_run_us=%.0f trace_share_pct=%.3f"
+			       " trace_run_pct_of_window=%.3f trace_segments=%zu",
+			       us(v[2].run[i]), pct(v[2].run[i], v[2].sum),
+			       pct(v[2].run[i], window), v[2].list[i].n);
+		printf("\n");
 	}
 	for (int i = 0; i < ntasks; i++)
 		for (int j = i + 1; j < ntasks; j++) {
 			printf("pair %s,%s", tasks[i].name, tasks[j].name);
-			for (int k = 0; k < 2; k++) {
+			for (int k = 0; k < nv; k++) {
 				struct view *w = &v[k];
 				int64_t ov = w->ov[i][j];
 				int64_t un = w->run[i] + w->run[j] - ov;
-				const char *p = k ? "sched_" : "";
+				const char *p = vkey[k];
 
 				printf(" %soverlap_us=%.0f %soverlap_pct_of_a=%.4f"
 				       " %soverlap_pct_of_b=%.4f %soverlap_pct_of_min=%.4f"
@@ -1110,9 +1391,9 @@ int main(int argc, char **argv)
 		}
 	for (int g = 0; g < raw->ng; g++) {
 		printf("group %s tasks=%s", tasks[raw->rep[g]].group, raw->names[g]);
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < nv; k++) {
 			struct view *w = &v[k];
-			const char *p = k ? "sched_" : "";
+			const char *p = vkey[k];
 
 			printf(" %srun_us=%.0f %sshare_pct=%.3f %sunion_us=%.0f"
 			       " %sall_us=%.0f %sall_pct_of_union=%.4f",
@@ -1126,9 +1407,9 @@ int main(int argc, char **argv)
 		for (int h = g + 1; h < raw->ng; h++) {
 			printf("gpair %s,%s", tasks[raw->rep[g]].group,
 			       tasks[raw->rep[h]].group);
-			for (int k = 0; k < 2; k++) {
+			for (int k = 0; k < nv; k++) {
 				struct view *w = &v[k];
-				const char *p = k ? "sched_" : "";
+				const char *p = vkey[k];
 				int64_t ov = w->gov[g][h];
 
 				printf(" %soverlap_us=%.0f %soverlap_pct_of_min=%.4f"
@@ -1158,7 +1439,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "corun: task %s ran on cpu %d, not %d\n",
 				tasks[i].name, sl->bad_cpu, tasks[i].cpu);
 	}
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < nv; k++)
 		view_free(&v[k], ntasks);
 	return status;
 }
