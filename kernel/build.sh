@@ -47,7 +47,7 @@ if [ "$FLAVOUR" = patched ]; then
 	series_id=$(cd "$HERE" && { cat series; grep -v '^\s*\(#\|$\)' series |
 		sed 's|^|patches/|' | xargs -r cat; } | sha256sum | cut -c1-16)
 else
-	series_id=none
+	series_id=pristine	# no patches: the stock tree is the tarball
 fi
 src_key="$tar_id $series_id"
 
@@ -71,8 +71,10 @@ extract() {
 # content differs from what is checked out now, so make (and ccache)
 # rebuild only what the series change really touched.
 apply_series() {
-	local p n=0 head tree
+	local p n=0 head tree series=$HERE/series
 	local idx="$SRC/.git/cosched-index"
+
+	[ "$FLAVOUR" = patched ] || series=/dev/null
 	head=$(git -C "$SRC" rev-parse pristine)
 	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
 	while read -r p; do
@@ -87,7 +89,7 @@ apply_series() {
 		head=$(git -C "$SRC" -c user.name=cosched -c user.email=cosched@localhost \
 			commit-tree "$tree" -p "$head" -m "$p")
 		n=$((n + 1))
-	done < "$HERE/series"
+	done < "$series"
 	rm -f "$idx"
 	git -C "$SRC" checkout -q -f --detach "$head"
 	git -C "$SRC" tag -f series "$head" >/dev/null
@@ -124,6 +126,10 @@ for sym in MODULES VIRTIO_BLK EXT4_FS NET_9P_VIRTIO SCHED_SMT CGROUP_SCHED; do
 done
 if [ "$FLAVOUR" = patched ] && grep -q 'config COSCHEDULING' "$SRC/init/Kconfig" "$SRC"/kernel/Kconfig.* 2>/dev/null; then
 	grep -qx 'CONFIG_COSCHEDULING=y' "$BUILD/.config" || die "CONFIG_COSCHEDULING did not stick"
+fi
+# The comparison is worthless if the stock kernel has the feature.
+if [ "$FLAVOUR" = stock ] && grep -q 'COSCHEDULING' "$BUILD/.config"; then
+	die "the stock tree carries coscheduling code: $SRC is not pristine"
 fi
 
 stamp="$src_key $(sha256sum < "$BUILD/.config" | cut -c1-16) $(sha256sum < "$0" | cut -c1-16)"
