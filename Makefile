@@ -4,6 +4,7 @@
 #   make demo     boot the patched kernel, show coscheduling, power off
 #   make test     host unit tests + guest tests in QEMU ("N passed, N failed")
 #   make run      boot the patched kernel to a root login on this terminal
+#   make bench    stock vs patched, coscheduled vs not: rates and ratios
 #
 # KERNEL=stock runs demo/test/run on the unpatched kernel (same config).
 
@@ -11,7 +12,7 @@ COSCHED_CACHE ?= $(HOME)/.cache/cosched
 KERNEL ?= patched
 export COSCHED_CACHE KERNEL
 
-.PHONY: all deps kernel kernel-patched kernel-stock image run demo test \
+.PHONY: all deps kernel kernel-patched kernel-stock image run demo test bench \
 	check-host check-series daemon clean distclean help
 
 all: kernel image
@@ -43,6 +44,10 @@ demo: deps
 
 test:
 	@tests/run.sh
+
+# Benchmarks: stock vs patched kernel, coscheduled vs not, ratios side by side.
+bench:
+	@tests/bench.sh
 
 check-host:
 	@GUEST=0 tests/run.sh
