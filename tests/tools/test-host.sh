@@ -117,5 +117,24 @@ out=$("$SCHEDW" /dev/full 1); rc=$?
 "$SCHEDW" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok schedw-usage "no arguments: exit 2" || bad schedw-usage "rc=$rc"
 
+# gangbench: both workloads make progress and end on their own (a side
+# blocked in read() must see the stop); bad command lines exit 1.
+GANGBENCH=$HERE/gangbench
+for w in "pingpong --cpus 0,0" "pingpong --cpus 0,1" "barrier --cpus 0,1"; do
+	# shellcheck disable=SC2086
+	out=$(timeout 20 "$GANGBENCH" $w --duration 0.5); rc=$?
+	n=$(echo "$out" | sed -n 's/.* rounds=\([0-9]*\) .*/\1/p')
+	if [ $rc -eq 0 ] && [ "${n:-0}" -gt 0 ]; then ok "gangbench-${w%% *}-${w##* }" "$n rounds in 0.5 s"
+	else bad "gangbench-${w%% *}-${w##* }" "rc=$rc out='$out'"; fi
+done
+badargs=
+for args in "" "spin --cpus 0,1" "barrier" "barrier --cpus 0,0" "pingpong --cpus x" "pingpong --cpus 0,1 --duration 0"; do
+	# shellcheck disable=SC2086
+	"$GANGBENCH" $args > /dev/null 2>&1
+	rc=$?
+	[ $rc -eq 1 ] || badargs="$badargs '$args'->$rc"
+done
+if [ -z "$badargs" ]; then ok gangbench-usage "6 bad command lines -> exit 1"; else bad gangbench-usage "$badargs"; fi
+
 echo "host tool tests: $fails failed"
 [ $fails -eq 0 ]
