@@ -94,15 +94,23 @@ else
 	bad corun-cgroup-missing "rc=$rc"; cat "$tmp/cgout2"
 fi
 
+# usage_exits_1 NAME PROG ARGS...: each ARGS (one word-split command line)
+# is refused with exit 1.
+usage_exits_1() {
+	name=$1 prog=$2 badargs=""
+	shift 2
+	for args in "$@"; do
+		# shellcheck disable=SC2086
+		"$prog" $args > /dev/null 2>&1
+		rc=$?
+		[ $rc -eq 1 ] || badargs="$badargs '$args'->$rc"
+	done
+	if [ -z "$badargs" ]; then ok "$name" "$# bad command lines -> exit 1"; else bad "$name" "$badargs"; fi
+}
+
 # Bad usage: exit 1, nothing started.
-badargs=""
-for args in "" "--task a" "--task a:x" "--task a:0 --task a:1" "--duration -1 --task a:0" "--task a,b:0"; do
-	# shellcheck disable=SC2086
-	"$CORUN" $args > /dev/null 2>&1
-	rc=$?
-	[ $rc -eq 1 ] || badargs="$badargs '$args'->$rc"
-done
-if [ -z "$badargs" ]; then ok corun-usage "6 bad command lines -> exit 1"; else bad corun-usage "$badargs"; fi
+usage_exits_1 corun-usage "$CORUN" "" "--task a" "--task a:x" "--task a:0 --task a:1" \
+	"--duration -1 --task a:0" "--task a,b:0"
 
 # schedw: exact errno names.
 : > "$tmp/f"
@@ -127,14 +135,8 @@ for w in "pingpong --cpus 0,0" "pingpong --cpus 0,1" "barrier --cpus 0,1"; do
 	if [ $rc -eq 0 ] && [ "${n:-0}" -gt 0 ]; then ok "gangbench-${w%% *}-${w##* }" "$n rounds in 0.5 s"
 	else bad "gangbench-${w%% *}-${w##* }" "rc=$rc out='$out'"; fi
 done
-badargs=
-for args in "" "spin --cpus 0,1" "barrier" "barrier --cpus 0,0" "pingpong --cpus x" "pingpong --cpus 0,1 --duration 0"; do
-	# shellcheck disable=SC2086
-	"$GANGBENCH" $args > /dev/null 2>&1
-	rc=$?
-	[ $rc -eq 1 ] || badargs="$badargs '$args'->$rc"
-done
-if [ -z "$badargs" ]; then ok gangbench-usage "6 bad command lines -> exit 1"; else bad gangbench-usage "$badargs"; fi
+usage_exits_1 gangbench-usage "$GANGBENCH" "" "spin --cpus 0,1" "barrier" "barrier --cpus 0,0" \
+	"pingpong --cpus x" "pingpong --cpus 0,1 --duration 0"
 
 echo "host tool tests: $fails failed"
 [ $fails -eq 0 ]
