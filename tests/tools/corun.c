@@ -89,6 +89,8 @@ struct task {
 	int cpu;
 	char cgroup[512];	/* "" = do not move */
 	char group[128];
+	int64_t sleep_ns;	/* --sleeper: sleep this long after each burst */
+	int64_t burst_ns;	/* --sleeper: run this long (wall clock) per wakeup */
 };
 
 /* Shared control block, followed by per-task struct slot and segments. */
@@ -105,6 +107,10 @@ struct shared {
 		int done;
 		int migrations;
 		int bad_cpu;
+		/* --sleeper: wakeups inside the window, oversleep (wakeup
+		 * latency: slept minus asked) sum, max, counts > 1 and 10 ms */
+		uint64_t wakeups, lat_1ms, lat_10ms;
+		int64_t lat_sum, lat_max;
 		char err[256];
 	} slot[MAX_TASKS];
 };
@@ -604,6 +610,10 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 	struct rec *sr = &sl->srec;
 	struct rusage ru;
 	long csw;
+	int64_t burst_start = 0;
+
+	if (t->sleep_ns)
+		prctl(PR_SET_TIMERSLACK, 1UL);	/* wake when asked, not 50 us later */
 
 	getrusage(RUSAGE_THREAD, &ru);
 	csw = ru.ru_nvcsw + ru.ru_nivcsw;
@@ -642,6 +652,26 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 		    t0 >= r->win_start && sched_getcpu() != t->cpu) {
 			sl->migrations++;
 			sl->bad_cpu = sched_getcpu();
+		}
+		if (t->sleep_ns && !burst_start) {
+			burst_start = t0;
+		} else if (t->sleep_ns && t0 - burst_start >= t->burst_ns) {
+			struct timespec ts = { t->sleep_ns / 1000000000LL,
+					       t->sleep_ns % 1000000000LL };
+			int64_t b = now_ns(), a, lat;
+
+			nanosleep(&ts, NULL);
+			a = now_ns();
+			lat = a - b - t->sleep_ns;
+			if (b >= r->win_start && b < r->win_end) {
+				sl->wakeups++;
+				sl->lat_sum += lat;
+				if (lat > sl->lat_max)
+					sl->lat_max = lat;
+				sl->lat_1ms += lat > 1000000;
+				sl->lat_10ms += lat > 10000000;
+			}
+			burst_start = a;
 		}
 	}
 	sl->done = 1;
@@ -989,6 +1019,10 @@ static void usage(FILE *f)
 "  --task NAME:CPU[:CGROUP[:GROUP]]  spinner pinned to CPU, moved into\n"
 "                      CGROUP (relative to the cgroup root; '-' or empty:\n"
 "                      stay), counted in GROUP (default: CGROUP, else NAME)\n"
+"  --sleeper NAME:CPU[:CGROUP[:GROUP]]  like --task, but after each burst\n"
+"                      of --burst-us (wall clock, default 100) it sleeps\n"
+"                      --sleep-us (default 1000): wakeups and oversleep\n"
+"                      (wakeup latency) are reported\n"
 "  --duration SEC      measurement window (default 10)\n"
 "  --warmup SEC        spin before the window opens (default 0.5)\n"
 "  --gap-us US         a gap longer than this ends a segment (default 50)\n"
@@ -1006,6 +1040,9 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "task", required_argument, NULL, 't' },
+		{ "sleeper", required_argument, NULL, 'z' },
+		{ "sleep-us", required_argument, NULL, 'Z' },
+		{ "burst-us", required_argument, NULL, 'B' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "gap-us", required_argument, NULL, 'g' },
@@ -1021,6 +1058,8 @@ int main(int argc, char **argv)
 	static struct task tasks[MAX_TASKS];
 	int ntasks = 0, no_cgroup = 0, c, status = 0;
 	double duration = 10.0, warmup = 0.5, gap_us = 50.0;
+	double sleep_us = 1000.0, burst_us = 100.0;
+	int sleeper[MAX_TASKS] = { 0 };
 	long max_segs = 262144;
 	const char *cgroot = "/sys/fs/cgroup", *dump = NULL;
 	static const char *const vname[] = { "raw", "sched", "trace" };
@@ -1035,6 +1074,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
+		case 'z':
 			if (ntasks == MAX_TASKS) {
 				fprintf(stderr, "corun: at most %d tasks\n", MAX_TASKS);
 				return 1;
@@ -1047,10 +1087,13 @@ int main(int argc, char **argv)
 						tasks[i].name);
 					return 1;
 				}
+			sleeper[ntasks] = c == 'z';
 			ntasks++;
 			break;
 		case 'd':
 		case 'w':
+		case 'Z':
+		case 'B':
 		case 'g': {
 			double v = strtod(optarg, &end);
 
@@ -1062,6 +1105,10 @@ int main(int argc, char **argv)
 				duration = v;
 			else if (c == 'w')
 				warmup = v;
+			else if (c == 'Z')
+				sleep_us = v;
+			else if (c == 'B')
+				burst_us = v;
 			else
 				gap_us = v;
 			break;
@@ -1100,6 +1147,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
+	for (int i = 0; i < ntasks; i++)
+		if (sleeper[i]) {
+			tasks[i].sleep_ns = (int64_t)(sleep_us * 1000.0);
+			tasks[i].burst_ns = (int64_t)(burst_us * 1000.0);
+			if (tasks[i].sleep_ns < 1)
+				tasks[i].sleep_ns = 1;
+		}
 
 	size_t seg_bytes = (size_t)max_segs * sizeof(struct seg);
 	size_t total = sizeof(struct shared) + 2 * (size_t)ntasks * seg_bytes;
@@ -1285,6 +1339,15 @@ int main(int argc, char **argv)
 		       r->gap_n[2], (double)r->gap_t[2] / 1e6,
 		       r->gap_n[3], (double)r->gap_t[3] / 1e6,
 		       sl->quiet_gaps, (double)sl->quiet_ns / 1e6);
+		if (tasks[i].sleep_ns)
+			printf("#   sleeper: %" PRIu64 " wakeups (%.0f/s), oversleep"
+			       " avg %.1f us, max %.1f ms, > 1 ms %" PRIu64
+			       ", > 10 ms %" PRIu64 " (asked %.0f us sleep, %.0f us"
+			       " bursts)\n", sl->wakeups,
+			       (double)sl->wakeups * 1e9 / (double)window,
+			       sl->wakeups ? us(sl->lat_sum) / (double)sl->wakeups : 0.0,
+			       (double)sl->lat_max / 1e6, sl->lat_1ms, sl->lat_10ms,
+			       us(tasks[i].sleep_ns), us(tasks[i].burst_ns));
 		if (r->gap_ns && loop > (double)r->gap_ns / 4)
 			printf("# warning: task %s reads the clock every %.0f ns,"
 			       " too slow for a %.0f us gap\n", tasks[i].name,
@@ -1363,6 +1426,13 @@ int main(int argc, char **argv)
 		       us(r->gap_t[3]), sl->quiet_gaps, us(sl->quiet_ns),
 		       us(sv->run[i]), pct(sv->run[i], sv->sum),
 		       pct(sv->run[i], window), sv->list[i].n);
+		if (tasks[i].sleep_ns)
+			printf(" wakeups=%" PRIu64 " wakeups_per_s=%.1f"
+			       " wake_lat_avg_us=%.1f wake_lat_max_us=%.0f"
+			       " wake_lat_1ms=%" PRIu64 " wake_lat_10ms=%" PRIu64,
+			       sl->wakeups, (double)sl->wakeups * 1e9 / (double)window,
+			       sl->wakeups ? us(sl->lat_sum) / (double)sl->wakeups : 0.0,
+			       us(sl->lat_max), sl->lat_1ms, sl->lat_10ms);
 		if (tfs.dir)
 			printf(" trace_run_us=%.0f trace_share_pct=%.3f"
 			       " trace_run_pct_of_window=%.3f trace_segments=%zu",

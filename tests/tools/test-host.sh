@@ -1,5 +1,5 @@
 #!/bin/sh
-# Host-side checks of corun and schedw: no cgroups, no root, any 2+ CPUs.
+# Host-side checks of corun, schedw, gangbench, cookiectl and corehold: no cgroups, no root, any 2+ CPUs.
 # Run by "make -C tests/tools check".  The machine may be busy (kernel
 # builds), so the checks hold whatever share of a CPU the spinners get:
 #  - same CPU: two spinners never ran at once (overlap exactly 0) and
@@ -137,6 +137,49 @@ for w in "pingpong --cpus 0,0" "pingpong --cpus 0,1" "barrier --cpus 0,1"; do
 done
 usage_exits_1 gangbench-usage "$GANGBENCH" "" "spin --cpus 0,1" "barrier" "barrier --cpus 0,0" \
 	"pingpong --cpus x" "pingpong --cpus 0,1 --duration 0"
+
+# corun --sleeper: wakes up, records its wakeups, runs a small part of
+# the window (100 us bursts, 1 ms sleeps); a plain --task has no wakeup keys.
+"$CORUN" --no-cgroup --duration 1 --task a:0 --sleeper w:1 > "$tmp/sleep" 2>&1
+rc=$?
+wk=$(kv "$tmp/sleep" task w wakeups); wr=$(kv "$tmp/sleep" task w run_pct_of_window)
+if [ $rc -eq 0 ] && [ "${wk:-0}" -gt 50 ] && ! ge "${wr:-100}" 50 &&
+   [ -z "$(kv "$tmp/sleep" task a wakeups)" ]; then
+	ok corun-sleeper "$wk wakeups in 1 s, ran ${wr}% of the window, oversleep avg $(kv "$tmp/sleep" task w wake_lat_avg_us) us"
+else
+	bad corun-sleeper "rc=$rc wakeups=${wk:-?} run=${wr:-?}%"; cat "$tmp/sleep"
+fi
+
+# cookiectl: one line per step; usage errors exit 2 and run no step.
+out=$("$HERE/cookiectl" get self); rc=$?
+if echo "$out" | grep -qE '^get self: (0x[0-9a-f]+|EINVAL)$'; then
+	ok cookiectl-get "'$out' (EINVAL: the host kernel has no core scheduling)"
+else
+	bad cookiectl-get "rc=$rc out='$out'"
+fi
+# usage_exits_2 NAME PROG ARGS...: like usage_exits_1, exit 2, no output.
+usage_exits_2() {
+	name=$1 prog=$2 badargs=""
+	shift 2
+	for args in "$@"; do
+		# shellcheck disable=SC2086
+		o=$("$prog" $args 2> /dev/null)
+		rc=$?
+		[ $rc -eq 2 ] && [ -z "$o" ] || badargs="$badargs '$args'->$rc"
+	done
+	if [ -z "$badargs" ]; then ok "$name" "$# bad command lines -> exit 2"; else bad "$name" "$badargs"; fi
+}
+usage_exits_2 cookiectl-usage "$HERE/cookiectl" "" "get" "get x" "get self bogus" "create 0" "cgroup"
+usage_exits_2 corehold-usage "$HERE/corehold" "x" "--ready"
+# corehold: holds (killed by timeout after writing the ready file) or says
+# why the kernel refused the cookie (exit 1).
+timeout 2 "$HERE/corehold" --ready "$tmp/ready" > "$tmp/hold" 2>&1; rc=$?
+if { [ $rc -eq 124 ] && grep -qE '^[0-9]+ 0x[0-9a-f]+$' "$tmp/ready"; } ||
+   { [ $rc -eq 1 ] && grep -q 'PR_SCHED_CORE_CREATE' "$tmp/hold" && [ ! -e "$tmp/ready" ]; }; then
+	ok corehold "rc=$rc: $(head -1 "$tmp/hold")"
+else
+	bad corehold "rc=$rc: $(cat "$tmp/hold")"
+fi
 
 echo "host tool tests: $fails failed"
 [ $fails -eq 0 ]
