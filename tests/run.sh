@@ -145,7 +145,9 @@ for key in "${order[@]}"; do
 	echo "boot $boot: ${args:-default args}: $tests"
 	boot_guest
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
-	# live text patching (static keys flipped by late initcalls), or the
+	# live text patching (static keys flipped by late initcalls, or by
+	# the guest runner's corehold, which switches core scheduling on
+	# before the first test so that no test flips that key), or the
 	# guest resets early in boot, stock and patched alike, and it dies
 	# before any test ran.  Say so and boot once more; a second failure
 	# counts.  A crash after the test runner started is never retried.
@@ -153,6 +155,8 @@ for key in "${order[@]}"; do
 	   ! grep -q '^cosched: guest runner started' "$dir/console.log"; then
 		why="$(cat "$dir/error")"
 		grep -q 'int3: 0000' "$dir/console.log" && why="int3 trap (TCG text-patching race)"
+		grep -q '^cosched: corehold: switching' "$dir/console.log" &&
+			why="$why, after corehold began switching core scheduling on"
 		echo "note: boot $boot died before the tests started ($why); booting again, first try kept in $dir.try1"
 		mv "$dir" "$dir.try1"
 		mkdir -p "$dir"

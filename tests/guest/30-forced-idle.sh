@@ -9,6 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 test_init 30-forced-idle
 require_cosched
+cosched_poll_window 10000000	# the gang floor under TCG (lib.sh)
 
 cg_create G; cg_cpus G "$C1,$C2"
 cg_create P; cg_cpus P "$C1,$C2"

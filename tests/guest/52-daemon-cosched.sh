@@ -12,6 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 test_init 52-daemon-cosched
 require_cosched
+cosched_poll_window 10000000	# the gang floor under TCG (lib.sh)
 
 daemon_test /etc/coschedd/conf.d/52-daemon-cosched.conf
 cg_create A

@@ -41,6 +41,7 @@ test_init() {
 	trap 'exit 130' INT TERM
 	log "# $TEST_NAME on $(uname -r) ($(uname -v)), flavour ${COSCHED_FLAVOUR:-?}"
 	log "# cmdline: $(cat /proc/cmdline)"
+	log "# core cookie holder (corehold): $(corehold_state)"
 	[ "$(stat -f -c %T "$CG")" = cgroup2fs ] || log "WARNING: $CG is not cgroup v2"
 	_cg_enable "$CG"
 	[ -d "$CG/cosched-test" ] || mkdir "$CG/cosched-test"
@@ -81,8 +82,65 @@ _cg_remove() {
 	done < <(find "$top" -depth -type d)
 }
 
+# Files a test changed (set_restore), put back on exit, last first.
+RESTORE_FILES=()
+RESTORE_VALUES=()
+
+# set_restore FILE VALUE: write VALUE, remember the old content for the
+# exit trap.  Fails (and changes nothing) if FILE cannot be read or written.
+set_restore() {
+	local old
+	old=$(cat "$1" 2>/dev/null) || return 1
+	echo "$2" > "$1" 2>/dev/null || return 1
+	RESTORE_FILES+=("$1")
+	RESTORE_VALUES+=("$old")
+}
+
+_restore_all() {
+	local i
+	for ((i = ${#RESTORE_FILES[@]} - 1; i >= 0; i--)); do
+		echo "${RESTORE_VALUES[i]}" > "${RESTORE_FILES[i]}" 2>/dev/null ||
+			log "WARNING: cannot restore ${RESTORE_FILES[i]} to ${RESTORE_VALUES[i]}"
+	done
+}
+
+# cosched_poll_window NS: a CPU forced idle by its core polls at most
+# /sys/kernel/cosched/idle_poll_ns, then halts; under TCG, waking a halted
+# vCPU costs hundreds of microseconds, which a gang's co-run floor cannot
+# absorb.  Raise the window for this test (restored on exit), only where
+# the kernel has the file.
+cosched_poll_window() {
+	local f=$COSCHED_SYSFS/idle_poll_ns old
+	[ -e "$f" ] || { log "# $f missing: no forced-idle poll window to raise"; return 0; }
+	old=$(cat "$f")
+	if set_restore "$f" "$1"; then
+		log "TCG: forced-idle poll window raised to $(awk -v n="$1" 'BEGIN { printf "%g ms", n / 1e6 }') for this test (idle_poll_ns $old -> $(cat "$f"))"
+	else
+		fail "cannot write $1 to $f"
+	fi
+}
+
+# schedstats_set 0|1: core scheduling's forced-idle accounting with
+# /proc/sys/kernel/sched_schedstats = 0 (restored on exit).
+schedstats_set() {
+	local f=/proc/sys/kernel/sched_schedstats
+	[ -e "$f" ] || { log "# $f missing"; return 1; }
+	set_restore "$f" "$1" && log "# $f := $1 for this test (was ${RESTORE_VALUES[-1]})"
+}
+
+# corehold_state: what the guest runner's corehold does in this boot
+# ("off" with cosched.corehold=0, else its pid), and whether it runs.
+corehold_state() {
+	local s=${COSCHED_COREHOLD:-unknown}
+	case $s in
+	off|unknown|failed*) echo "$s" ;;
+	*) if kill -0 "$s" 2>/dev/null; then echo "held by pid $s"; else echo "pid $s gone"; fi ;;
+	esac
+}
+
 cleanup() {
 	local rc=$?
+	_restore_all
 	[ -n "$TEST_CG" ] && _cg_remove "$CG/$TEST_CG"
 	rmdir "$CG/cosched-test" 2>/dev/null
 	[ -n "$WORK" ] && rm -rf "$WORK"
