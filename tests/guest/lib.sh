@@ -236,6 +236,43 @@ corun_run() {
 	return $rc
 }
 
+# corun_bg OUT ARGS...: like corun_run, in the background (the test acts
+# on the tasks meanwhile, e.g. with a long --warmup); corun_wait OUT then
+# waits, shows the output and fails the test on a non-zero exit.
+CORUN_PID=
+corun_bg() {
+	local out=$WORK/$1
+	shift
+	log "# corun --duration $DURATION $* (in the background)"
+	corun --cgroup-root "$CG" --duration "$DURATION" "$@" > "$out" 2> "$out.err" &
+	CORUN_PID=$!
+}
+corun_wait() {
+	local out=$WORK/$1 rc
+	wait "$CORUN_PID"
+	rc=$?
+	cat "$out"
+	[ -s "$out.err" ] && sed 's/^/# stderr: /' "$out.err"
+	[ $rc -eq 0 ] || fail "corun exit $rc ($(head -1 "$out.err" 2>/dev/null))"
+	return $rc
+}
+
+# task_pid NAME TASK [SECONDS]: the pid of corun's task TASK (comm
+# corun-TASK) once it is in cgroup NAME; empty after SECONDS (default 10).
+task_pid() {
+	local end=$((SECONDS + ${3:-10})) p
+	while [ $SECONDS -lt $end ]; do
+		for p in $(cat "$(cg_dir "$1")/cgroup.procs" 2>/dev/null); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = "corun-$2" ] && { echo "$p"; return 0; }
+		done
+		sleep 0.05
+	done
+	return 1
+}
+
+# now_us: wall-clock microseconds (date +%s%N), for intervals of seconds.
+now_us() { echo $(($(date +%s%N) / 1000)); }
+
 # tracefs_ready: tracefs mounted at /sys/kernel/tracing (for corun
 # --trace, the scheduler's own sched_switch record of who ran when).
 tracefs_ready() {

@@ -14,6 +14,9 @@
  * same group label, by default the cgroup path) the union of its tasks,
  * and per pair of groups the time they ran at once.
  *
+ * A --sleeper task runs bursts and sleeps between them (a task that wakes
+ * often); its record adds wakeups and oversleep (wakeup latency).
+ *
  * Output: lines starting with "# " are for humans; every other line is a
  * machine-readable record "KIND ID key=value ...":
  *   run summary window_us=... gap_us=... tasks=N ok=0|1
