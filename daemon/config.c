@@ -85,10 +85,9 @@ const char *rounding_to_string(enum rounding r) {
         return r == ROUND_UP ? "up" : r == ROUND_DOWN ? "down" : "error";
 }
 
-static void add_error(struct config_errors *e, const char *file, int line, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
+#define add_error config_error_add
 
-static void add_error(struct config_errors *e, const char *file, int line, const char *fmt, ...) {
+void config_error_add(struct config_errors *e, const char *file, int line, const char *fmt, ...) {
         char msg[1024], *full = NULL, **n;
         va_list ap;
 
@@ -101,8 +100,10 @@ static void add_error(struct config_errors *e, const char *file, int line, const
                 strappendf(&full, "%s: %s", file, msg);
         n = full ? realloc(e->msgs, sizeof(char *) * (e->n + 1)) : NULL;
         if (!n) {
+                /* The message is lost, not the failure: config_load fails on nomem. */
                 free(full);
-                return; /* out of memory: the error count is still non-zero via others, or lost */
+                e->nomem = true;
+                return;
         }
         e->msgs = n;
         e->msgs[e->n++] = full;
@@ -114,6 +115,15 @@ void config_errors_free(struct config_errors *e) {
         free(e->msgs);
         e->msgs = NULL;
         e->n = 0;
+        e->nomem = false;
+}
+
+void config_errors_note_nomem(struct config_errors *e) {
+        for (size_t i = 0; i < e->n; i++)
+                if (strstr(e->msgs[i], "out of memory"))
+                        return;
+        if (e->nomem)
+                add_error(e, "coschedd", 0, "out of memory while loading the configuration");
 }
 
 void config_init(struct config *c) {
@@ -129,6 +139,7 @@ void config_free(struct config *c) {
                 free(c->groups[i].level);
         }
         free(c->groups);
+        strindex_free(&c->by_name);
         for (size_t i = 0; i < c->nfiles; i++)
                 free(c->files[i]);
         free(c->files);
@@ -149,11 +160,10 @@ static const char *intern_file(struct config *c, const char *file) {
         return c->files[c->nfiles] ? c->files[c->nfiles++] : NULL;
 }
 
-static struct group_config *find_group(struct config *c, const char *name) {
-        for (size_t i = 0; i < c->ngroups; i++)
-                if (!strcmp(c->groups[i].name, name))
-                        return &c->groups[i];
-        return NULL;
+const struct group_config *config_find_group(const struct config *c, const char *name) {
+        size_t i;
+
+        return strindex_get(&c->by_name, name, &i) ? &c->groups[i] : NULL;
 }
 
 static bool valid_group_name(const char *s) {
@@ -212,8 +222,25 @@ static int parse_range(const char *v, int lo, int hi, int *ret) {
 
 /* ---- sections ---- */
 
+/* Room for one more group: doubling, as 100 000 groups of a kilobyte each
+ * would be copied over and over growing one at a time. */
+static int reserve_group(struct config *c) {
+        struct group_config *n;
+        size_t cap = c->groups_cap ? c->groups_cap * 2 : 16;
+
+        if (c->ngroups < c->groups_cap)
+                return 0;
+        n = realloc(c->groups, sizeof(*n) * cap);
+        if (!n)
+                return -ENOMEM;
+        c->groups = n;
+        c->groups_cap = cap;
+        return 0;
+}
+
 static void begin_section(struct parser *ps, const char *name) {
-        struct group_config *g, *n;
+        const struct group_config *old;
+        struct group_config *g;
 
         memset(ps->key_line, 0, sizeof(ps->key_line));
         ps->sec = SEC_SKIP;
@@ -233,20 +260,23 @@ static void begin_section(struct parser *ps, const char *name) {
                           "invalid group name '%s' (1-%d characters of A-Z a-z 0-9 _ . @ : -)", name, GROUP_NAME_MAX);
                 return;
         }
-        g = find_group(ps->c, name);
-        if (g) {
-                add_error(ps->e, ps->file, ps->lineno, "group [%s] is already defined at %s:%d", name, g->at.file,
-                          g->at.line);
+        old = config_find_group(ps->c, name);
+        if (old) {
+                add_error(ps->e, ps->file, ps->lineno, "group [%s] is already defined at %s:%d", name, old->at.file,
+                          old->at.line);
                 return;
         }
-        n = realloc(ps->c->groups, sizeof(*n) * (ps->c->ngroups + 1));
-        if (!n)
+        if (reserve_group(ps->c) < 0) {
+                ps->e->nomem = true;
                 return;
-        ps->c->groups = n;
-        g = &n[ps->c->ngroups];
+        }
+        g = &ps->c->groups[ps->c->ngroups];
         *g = (struct group_config) { .name = strdup(name), .at = { ps->file, ps->lineno } };
-        if (!g->name)
+        if (!g->name || strindex_put(&ps->c->by_name, g->name, ps->c->ngroups) < 0) {
+                free(g->name);
+                ps->e->nomem = true;
                 return;
+        }
         ps->group_idx = ps->c->ngroups++;
         ps->sec = SEC_GROUP;
 }
@@ -284,6 +314,8 @@ static void set_kind(struct parser *ps, struct group_config *g, enum key k, cons
         g->kind_at = (struct where) { ps->file, ps->lineno };
         free(g->target);
         g->target = strdup(v);
+        if (!g->target)
+                ps->e->nomem = true;
 }
 
 static void set_size(struct parser *ps, struct group_config *g, enum key k, const char *v) {
@@ -325,6 +357,8 @@ static void group_key(struct parser *ps, enum key k, const char *v) {
                         break;
                 }
                 g->level = strdup(v);
+                if (!g->level)
+                        ps->e->nomem = true;
                 g->level_at = (struct where) { ps->file, ps->lineno };
                 break;
         case K_CPUS:
@@ -532,6 +566,7 @@ void config_parse_string(struct config *c, const char *text, const char *filenam
 
         ps.file = intern_file(c, filename);
         if (!ps.file) {
+                e->nomem = true;
                 add_error(e, filename, 0, "out of memory");
                 return;
         }
@@ -550,58 +585,93 @@ void config_parse_string(struct config *c, const char *text, const char *filenam
         if (text[0] == (char) 0xEF && text[1] == (char) 0xBB && text[2] == (char) 0xBF)
                 ps.p += 3;
         r = ini_parse_stream(reader, &ps, handler, &ps);
-        if (r == -2)
+        if (r == -2) {
+                e->nomem = true;
                 add_error(e, ps.file, 0, "out of memory");
+        }
         else if (r > 0 && !e->n)
                 add_error(e, ps.file, r, "syntax error");
 }
 
-/* Is g's cgroup below h's? Raw paths by prefix, slices by systemd's naming
- * (a-b.slice is inside a.slice). Services name no parent here. */
-static bool nested_in(const struct group_config *g, const struct group_config *h) {
-        size_t n;
+/* One index per kind: target -> the first group that names it. */
+static int index_targets(const struct config *c, struct strindex by_target[KIND_CGROUP + 1]) {
+        for (size_t i = 0; i < c->ngroups; i++) {
+                const struct group_config *g = &c->groups[i];
+                if (g->kind != KIND_NONE && g->target && strindex_put(&by_target[g->kind], g->target, i) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
 
-        if (!g->target || !h->target || g->kind != h->kind)
-                return false;
-        if (g->kind == KIND_CGROUP) {
-                n = strlen(h->target);
-                return !strncmp(g->target, h->target, n) && g->target[n] == '/';
+/* The group whose target is the first len bytes of name, plus suffix, if any. */
+static const struct group_config *group_named(const struct config *c, const struct strindex *x, const char *name,
+                                              size_t len, const char *suffix) {
+        char buf[1100];
+        size_t i;
+
+        if (len + strlen(suffix) >= sizeof(buf))
+                return NULL;
+        memcpy(buf, name, len);
+        strcpy(buf + len, suffix);
+        return strindex_get(x, buf, &i) ? &c->groups[i] : NULL;
+}
+
+/* Every group g's cgroup is below: raw paths at each '/', slices by
+ * systemd's naming (a-b.slice is inside a.slice) at each '-'. Services
+ * name no parent here. One lookup per ancestor, not one per group. */
+static void check_nesting(const struct config *c, const struct group_config *g, const struct strindex *by_target,
+                          struct config_errors *e) {
+        char sep = g->kind == KIND_CGROUP ? '/' : '-';
+        const char *suffix = g->kind == KIND_CGROUP ? "" : ".slice";
+        size_t end;
+
+        if (!g->target || (g->kind != KIND_CGROUP && g->kind != KIND_SLICE))
+                return;
+        end = strlen(g->target) - strlen(suffix);
+        for (size_t p = 1; p < end; p++) {
+                const struct group_config *h;
+
+                if (g->target[p] != sep || !(h = group_named(c, by_target, g->target, p, suffix)))
+                        continue;
+                add_error(e, g->kind_at.file, g->kind_at.line,
+                          "group [%s] ('%s') is inside group [%s] ('%s' at %s:%d): coscheduled groups cannot nest",
+                          g->name, g->target, h->name, h->target, h->kind_at.file, h->kind_at.line);
         }
-        if (g->kind == KIND_SLICE) {
-                n = strlen(h->target) - strlen(".slice");
-                return !strncmp(g->target, h->target, n) && g->target[n] == '-';
+}
+
+static void check_group(const struct config *c, size_t i, const struct strindex *by_target, struct config_errors *e) {
+        const struct group_config *g = &c->groups[i], *h;
+        size_t first;
+
+        if (g->kind == KIND_NONE && !g->kind_seen)
+                add_error(e, g->at.file, g->at.line, "group [%s] needs one of Unit=, Slice= or CgroupPath=", g->name);
+        if (!g->level && !g->level_seen)
+                add_error(e, g->at.file, g->at.line, "group [%s] needs Level=", g->name);
+        if (!g->cpus && !g->spans && !g->size_seen)
+                add_error(e, g->at.file, g->at.line, "group [%s] needs CPUs= or Spans=", g->name);
+        if (g->has_allowed && cpuset_subset(&g->allowed, &c->daemon.reserved))
+                add_error(e, g->allowed_at.file, g->allowed_at.line,
+                          "group [%s]: every CPU in AllowedCPUs= is reserved by ReservedCPUs=", g->name);
+        if (g->kind == KIND_NONE || !g->target)
+                return;
+        check_nesting(c, g, &by_target[g->kind], e);
+        if (strindex_get(&by_target[g->kind], g->target, &first) && first != i) {
+                h = &c->groups[first];
+                add_error(e, g->kind_at.file, g->kind_at.line, "group [%s] has the same target '%s' as group [%s] at %s:%d",
+                          g->name, g->target, h->name, h->kind_at.file, h->kind_at.line);
         }
-        return false;
 }
 
 void config_finish(struct config *c, struct config_errors *e) {
-        for (size_t i = 0; i < c->ngroups; i++) {
-                struct group_config *g = &c->groups[i];
+        struct strindex by_target[KIND_CGROUP + 1] = {};
 
-                if (g->kind == KIND_NONE && !g->kind_seen)
-                        add_error(e, g->at.file, g->at.line, "group [%s] needs one of Unit=, Slice= or CgroupPath=", g->name);
-                if (!g->level && !g->level_seen)
-                        add_error(e, g->at.file, g->at.line, "group [%s] needs Level=", g->name);
-                if (!g->cpus && !g->spans && !g->size_seen)
-                        add_error(e, g->at.file, g->at.line, "group [%s] needs CPUs= or Spans=", g->name);
-                if (g->has_allowed && cpuset_subset(&g->allowed, &c->daemon.reserved))
-                        add_error(e, g->allowed_at.file, g->allowed_at.line,
-                                  "group [%s]: every CPU in AllowedCPUs= is reserved by ReservedCPUs=", g->name);
-                for (size_t j = 0; j < c->ngroups; j++) {
-                        struct group_config *h = &c->groups[j];
-                        if (j != i && nested_in(g, h))
-                                add_error(e, g->kind_at.file, g->kind_at.line,
-                                          "group [%s] ('%s') is inside group [%s] ('%s' at %s:%d): coscheduled groups cannot nest",
-                                          g->name, g->target, h->name, h->target, h->kind_at.file, h->kind_at.line);
-                        if (j >= i)
-                                continue;
-                        if (g->kind != KIND_NONE && g->kind == h->kind && g->target && h->target &&
-                            !strcmp(g->target, h->target))
-                                add_error(e, g->kind_at.file, g->kind_at.line,
-                                          "group [%s] has the same target '%s' as group [%s] at %s:%d", g->name,
-                                          g->target, h->name, h->kind_at.file, h->kind_at.line);
-                }
-        }
+        if (index_targets(c, by_target) < 0)
+                e->nomem = true;
+        else
+                for (size_t i = 0; i < c->ngroups; i++)
+                        check_group(c, i, by_target, e);
+        for (int k = 0; k <= KIND_CGROUP; k++)
+                strindex_free(&by_target[k]);
 }
 
 static int load_file(struct config *c, const char *path, bool must_exist, struct config_errors *e) {
@@ -612,6 +682,7 @@ static int load_file(struct config *c, const char *path, bool must_exist, struct
         if (r == -ENOENT && !must_exist)
                 return 0;
         if (r < 0) {
+                e->nomem |= r == -ENOMEM;
                 add_error(e, path, 0, "cannot read: %s", strerror(-r));
                 return r;
         }
@@ -627,38 +698,81 @@ static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-int config_load(const char *main_path, const char *dropin_dir, struct config *c, struct config_errors *e) {
-        DIR *d;
+struct names {
+        char **v;
+        size_t n;
+};
+
+static void names_free(struct names *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        free(l->v);
+        *l = (struct names) {};
+}
+
+static int names_add(struct names *l, const char *dir, const char *name) {
+        char **n = realloc(l->v, sizeof(char *) * (l->n + 1));
+
+        if (!n)
+                return -ENOMEM;
+        l->v = n;
+        if (asprintf(&l->v[l->n], "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        l->n++;
+        return 0;
+}
+
+/* The *.conf files of dir, sorted. A missing dir is none, unless required. */
+static int list_dropins(const char *dir, bool required, struct names *ret, struct config_errors *e) {
         struct dirent *de;
-        char **names = NULL;
-        size_t n = 0;
+        DIR *d;
+        int r = 0;
+
+        d = opendir(dir);
+        if (!d) {
+                if (errno == ENOENT && !required)
+                        return 0;
+                r = -errno;
+                e->nomem |= r == -ENOMEM;
+                add_error(e, dir, 0, "cannot read the drop-in directory: %s", strerror(-r));
+                return r;
+        }
+        errno = 0;
+        while (r == 0 && (de = readdir(d))) {
+                if (de->d_name[0] != '.' && has_suffix(de->d_name, ".conf"))
+                        r = names_add(ret, dir, de->d_name);
+        }
+        if (r == 0 && errno)
+                r = -errno;
+        closedir(d);
+        if (r < 0) {
+                e->nomem |= r == -ENOMEM;
+                add_error(e, dir, 0, "cannot read the drop-in directory: %s", strerror(-r));
+                return r;
+        }
+        if (ret->n)
+                qsort(ret->v, ret->n, sizeof(char *), cmp_str);
+        return 0;
+}
+
+int config_load(const char *main_path, const char *dropin_dir, unsigned flags, struct config *c,
+                struct config_errors *e) {
+        struct names dropins = {};
 
         config_init(c);
-        /* A missing main file is an empty config: the daemon then does nothing. */
-        load_file(c, main_path, false, e);
-        d = dropin_dir ? opendir(dropin_dir) : NULL;
-        while (d && (de = readdir(d))) {
-                char **nn;
-                if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".conf"))
-                        continue;
-                nn = realloc(names, sizeof(char *) * (n + 1));
-                if (!nn)
-                        break;
-                names = nn;
-                if (asprintf(&names[n], "%s/%s", dropin_dir, de->d_name) < 0)
-                        break;
-                n++;
-        }
-        if (d)
-                closedir(d);
-        if (n)
-                qsort(names, n, sizeof(char *), cmp_str);
-        for (size_t i = 0; i < n; i++) {
-                load_file(c, names[i], true, e);
-                free(names[i]);
-        }
-        free(names);
+        /* A missing default file is an empty config: the daemon then does
+         * nothing. One named on the command line is a mistake. */
+        load_file(c, main_path, flags & CONFIG_MAIN_REQUIRED, e);
+        if (dropin_dir)
+                list_dropins(dropin_dir, flags & CONFIG_DIR_REQUIRED, &dropins, e);
+        for (size_t i = 0; i < dropins.n; i++)
+                load_file(c, dropins.v[i], true, e);
+        names_free(&dropins);
         config_finish(c, e);
+        if (e->nomem) {
+                config_errors_note_nomem(e);
+                return -ENOMEM;
+        }
         return e->n ? -EINVAL : 0;
 }
 
@@ -690,10 +804,13 @@ void config_dump(const struct config *c, FILE *f) {
 }
 
 void config_group_to_request(const struct config *c, const struct group_config *g, const struct topology *t,
-                             struct placement_request *req, char *errbuf, size_t errlen) {
+                             struct placement_request *req, char *errbuf, size_t errlen, char *note,
+                             size_t notelen) {
         char sub[256];
         int level = 0;
 
+        if (note && notelen)
+                note[0] = 0;
         *req = (struct placement_request) {
                 .name = g->name,
                 .spans = g->spans,
@@ -723,5 +840,11 @@ void config_group_to_request(const struct config *c, const struct group_config *
                 }
                 n = c->daemon.rounding == ROUND_DOWN ? n / s * s : (n + s - 1) / s * s;
                 req->cpus = n;
+                /* Said where the user looks (log, coschedctl status): the
+                 * group gets other CPUs than it asked for. */
+                if (n != g->cpus && note)
+                        snprintf(note, notelen, "CPUs=%u rounded %s to %u (whole level-%d %s spans of %u CPUs)",
+                                 g->cpus, c->daemon.rounding == ROUND_DOWN ? "down" : "up", n, level,
+                                 t->levels[level].name, s);
         }
 }

@@ -7,6 +7,7 @@
 
 #include "cpuset.h"
 #include "placement.h"
+#include "strindex.h"
 
 #define CONFIG_MAX_LINE 4000    /* longer lines are errors, not silently split */
 #define GROUP_NAME_MAX 64
@@ -59,16 +60,27 @@ struct daemon_config {
 struct config {
         struct daemon_config daemon;
         struct group_config *groups;
-        size_t ngroups;
+        size_t ngroups, groups_cap;
+        struct strindex by_name;        /* group name -> index in groups */
         char **files;
         size_t nfiles;
 };
 
-/* Every error, as "file:line: message". */
+/* Every error, as "file:line: message". nomem: an allocation failed, so
+ * the config is incomplete even if no message could be recorded. */
 struct config_errors {
         char **msgs;
         size_t n;
+        bool nomem;
 };
+
+/* config_load flags: paths named on the command line must be there. */
+#define CONFIG_MAIN_REQUIRED 1u
+#define CONFIG_DIR_REQUIRED 2u
+
+/* Record "file:line: message" (line 0: "file: message"). */
+void config_error_add(struct config_errors *e, const char *file, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 void config_init(struct config *c);
 void config_free(struct config *c);
@@ -79,8 +91,14 @@ void config_parse_string(struct config *c, const char *text, const char *filenam
 /* Checks across sections and files, after everything is parsed. */
 void config_finish(struct config *c, struct config_errors *e);
 /* main_path plus the *.conf files of dropin_dir in name order (dropin_dir NULL: none).
- * Returns 0 if valid, -EINVAL if e holds errors. */
-int config_load(const char *main_path, const char *dropin_dir, struct config *c, struct config_errors *e);
+ * A missing main file or directory is empty unless flags require it.
+ * Returns 0 if valid, -ENOMEM if an allocation failed, -EINVAL if e holds
+ * errors: never a partial config. */
+int config_load(const char *main_path, const char *dropin_dir, unsigned flags, struct config *c,
+                struct config_errors *e);
+/* An "out of memory" line if e->nomem and no message says so already. */
+void config_errors_note_nomem(struct config_errors *e);
+const struct group_config *config_find_group(const struct config *c, const char *name);
 
 void config_dump(const struct config *c, FILE *f);
 
@@ -89,6 +107,8 @@ enum group_kind group_kind_from_string(const char *s);
 const char *rounding_to_string(enum rounding r);
 
 /* Turn a group into a placement request on topology t (level names, size
- * rounding). Sets req->error (pointing into errbuf) when it cannot. */
+ * rounding). Sets req->error (pointing into errbuf) when it cannot. note
+ * gets what was rounded ("CPUs=3 rounded up to 4 ..."), "" if nothing. */
 void config_group_to_request(const struct config *c, const struct group_config *g, const struct topology *t,
-                             struct placement_request *req, char *errbuf, size_t errlen);
+                             struct placement_request *req, char *errbuf, size_t errlen, char *note,
+                             size_t notelen);

@@ -8,13 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 #include "log.h"
 #include "manager.h"
-
-#ifndef VERSION
-#define VERSION "0.1"
-#endif
+#include "version.h"
 
 #define DEFAULT_CONFIG "/etc/coschedd/coschedd.conf"
 
@@ -23,12 +21,15 @@ static void help(void) {
                "Places coscheduled cgroups on whole spans of their coscheduling level.\n\n"
                "  -h --help             Show this help\n"
                "     --version          Show the version\n"
-               "  -t --check-config     Validate the configuration: silent and exit 0, or print\n"
-               "                        every error as file:line: message and exit 1\n"
+               "  -t --check-config     Validate the configuration, and its levels and sizes\n"
+               "                        against this machine's topology: silent and exit 0,\n"
+               "                        or print every error as file:line: message and exit 1\n"
                "     --dump-config      Print the effective configuration\n"
                "     --once             Place and apply once, then exit\n"
-               "     --config=PATH      Main configuration file (default %s)\n"
-               "     --config-dir=DIR   Drop-in directory (default: conf.d next to the config)\n"
+               "     --config=PATH      Main configuration file (default %s; when given,\n"
+               "                        it must exist)\n"
+               "     --config-dir=DIR   Drop-in directory (default: conf.d next to the config;\n"
+               "                        when given, it must exist)\n"
                "     --sysfs-root=DIR   Read /sys below DIR (tests)\n"
                "     --cgroup-root=DIR  The cgroup2 mount (default /sys/fs/cgroup)\n"
                "     --state-dir=DIR    Checkpoint directory (default /run/coschedd)\n"
@@ -70,7 +71,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
                         help();
                         exit(0);
                 case ARG_VERSION:
-                        printf("coschedd %s\n", VERSION);
+                        printf("coschedd %s\n", COSCHED_VERSION);
                         exit(0);
                 case 't':
                         a->check = true;
@@ -83,9 +84,11 @@ static int parse_args(int argc, char **argv, struct args *a) {
                         break;
                 case ARG_CONFIG:
                         a->o.config_path = optarg;
+                        a->o.config_flags |= CONFIG_MAIN_REQUIRED;
                         break;
                 case ARG_CONFIG_DIR:
                         a->o.config_dir = optarg;
+                        a->o.config_flags |= CONFIG_DIR_REQUIRED;
                         break;
                 case ARG_SYSFS:
                         a->o.sysfs_root = optarg;
@@ -115,12 +118,17 @@ static int parse_args(int argc, char **argv, struct args *a) {
         return 0;
 }
 
-/* Like sshd -t: nothing on success, every error on failure. */
+/* Like sshd -t: nothing on success, every error on failure. -t also
+ * resolves the levels on this machine, which --dump-config does not need. */
 static int check_or_dump(const struct args *a) {
         struct config c;
         struct config_errors e = {};
-        int r = config_load(a->o.config_path, a->o.config_dir, &c, &e);
+        int r = config_load(a->o.config_path, a->o.config_dir, a->o.config_flags, &c, &e);
 
+        if (r == 0 && a->check) {
+                check_config_sysfs(&c, a->o.sysfs_root, &e);
+                r = e.n ? -EINVAL : 0;
+        }
         for (size_t i = 0; i < e.n; i++)
                 fprintf(stderr, "%s\n", e.msgs[i]);
         if (r == 0 && a->dump)
@@ -143,7 +151,7 @@ int main(int argc, char **argv) {
         log_init();
         r = manager_new(&a.o, &m);
         if (r < 0) {
-                log_error("not starting: the configuration is invalid");
+                log_error("not starting: %s", r == -ENOMEM ? "out of memory" : "the configuration is invalid");
                 return 1;
         }
         if (a.once)

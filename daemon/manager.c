@@ -32,7 +32,7 @@ static uint64_t now_usec(void) {
 
 static int load_config(const struct manager_options *o, struct config *c) {
         struct config_errors e = {};
-        int r = config_load(o->config_path, o->config_dir, c, &e);
+        int r = config_load(o->config_path, o->config_dir, o->config_flags, c, &e);
 
         for (size_t i = 0; i < e.n; i++)
                 log_error("%s", e.msgs[i]);
@@ -131,18 +131,11 @@ static bool same_target(const struct state_entry *e, const struct group_config *
         return e->kind == g->kind && !strcmp(e->target, g->target);
 }
 
-static const struct group_config *config_group(const struct config *c, const char *name) {
-        for (size_t i = 0; i < c->ngroups; i++)
-                if (!strcmp(c->groups[i].name, name))
-                        return &c->groups[i];
-        return NULL;
-}
-
 /* Groups that held CPUs and no longer will: coscheduling off, then widen. */
 static void unplace_gone(struct manager *m, const struct apply_ctx *a, const struct placement_result *res) {
         for (size_t i = 0; i < m->st.n; i++) {
                 const struct state_entry *e = &m->st.e[i];
-                const struct group_config *g = config_group(&m->config, e->name);
+                const struct group_config *g = config_find_group(&m->config, e->name);
                 char err[512];
 
                 if (cpuset_empty(&e->cpus))
@@ -171,8 +164,9 @@ static void log_transition(const struct state_entry *old, const struct state_ent
                                       group_state_to_string(e->state), e->target, e->reason);
 }
 
-/* Build the placement requests; current placements come from the checkpoint. */
-static void build_requests(struct manager *m, struct placement_request *req, char (*errbuf)[320]) {
+/* Build the placement requests; current placements come from the checkpoint.
+ * note[i]: how group i's CPUs= was rounded, "" if it was not. */
+static void build_requests(struct manager *m, struct placement_request *req, char (*errbuf)[320], char (*note)[160]) {
         for (size_t i = 0; i < m->config.ngroups; i++) {
                 const struct group_config *g = &m->config.groups[i];
                 const struct state_entry *e = state_find(&m->st, g->name);
@@ -181,14 +175,15 @@ static void build_requests(struct manager *m, struct placement_request *req, cha
                         req[i] = (struct placement_request) { .name = g->name, .error = m->topo_err };
                         continue;
                 }
-                config_group_to_request(&m->config, g, &m->topo, &req[i], errbuf[i], sizeof(errbuf[i]));
+                config_group_to_request(&m->config, g, &m->topo, &req[i], errbuf[i], sizeof(errbuf[i]), note[i],
+                                        sizeof(note[i]));
                 if (e && same_target(e, g) && e->level == req[i].level && !cpuset_empty(&e->cpus))
                         req[i].current = &e->cpus;
         }
 }
 
 static void fill_entry(const struct manager *m, const struct group_config *g, const struct placement_request *req,
-                       const struct placement_result *res, struct state_entry *e) {
+                       const struct placement_result *res, const char *note, struct state_entry *e) {
         snprintf(e->name, sizeof(e->name), "%s", g->name);
         e->kind = g->kind;
         snprintf(e->target, sizeof(e->target), "%s", g->target);
@@ -198,7 +193,10 @@ static void fill_entry(const struct manager *m, const struct group_config *g, co
         e->state = res->state;
         if (res->state == GROUP_PLACED)
                 e->cpus = res->cpus;
-        snprintf(e->reason, sizeof(e->reason), "%s", res->reason);
+        /* A rounded size is said with the state, so that the log and
+         * coschedctl status show why the group got other CPUs than asked. */
+        snprintf(e->reason, sizeof(e->reason), "%s%s%s", res->reason, res->reason[0] && note[0] ? "; " : "",
+                 res->state == GROUP_ERROR ? "" : note);
 }
 
 /* The clock of a wait for systemd runs from the first reconcile that found
@@ -325,13 +323,14 @@ int manager_reconcile(struct manager *m) {
         struct placement_request *req = calloc(n ? n : 1, sizeof(*req));
         struct placement_result *res = calloc(n ? n : 1, sizeof(*res));
         char (*errbuf)[320] = calloc(n ? n : 1, sizeof(*errbuf));
+        char (*note)[160] = calloc(n ? n : 1, sizeof(*note));
         struct state ns = { .e = calloc(n ? n : 1, sizeof(struct state_entry)), .n = n,
                             .reserved = m->config.daemon.reserved };
         int r = -ENOMEM;
 
-        if (!req || !res || !errbuf || !ns.e)
+        if (!req || !res || !errbuf || !note || !ns.e)
                 goto out;
-        build_requests(m, req, errbuf);
+        build_requests(m, req, errbuf, note);
         r = placement_compute(m->have_topo ? &m->topo : &(struct topology) {},
                               &(struct placement_options) { .reserved = &m->config.daemon.reserved,
                                                             .repack = m->config.daemon.repack },
@@ -349,7 +348,7 @@ int manager_reconcile(struct manager *m) {
                         /* Pass 0: moved groups; pass 1: all others. */
                         if ((pass == 0) != (res[i].state == GROUP_PLACED && res[i].moved))
                                 continue;
-                        fill_entry(m, g, &req[i], &res[i], e);
+                        fill_entry(m, g, &req[i], &res[i], note[i], e);
                         apply_group(m, &a, i, &req[i], &res[i], e);
                 }
         for (size_t i = 0; i < n; i++)
@@ -357,6 +356,7 @@ int manager_reconcile(struct manager *m) {
         state_free(&m->st);
         m->st = ns;
         ns = (struct state) {};
+        (void) state_index(&m->st); /* without it, lookups are linear: slower, not wrong */
         publish(m);
         arm_confine(m);
         r = 0;
@@ -364,6 +364,7 @@ out:
         free(req);
         free(res);
         free(errbuf);
+        free(note);
         state_free(&ns);
         return r;
 }

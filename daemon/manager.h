@@ -13,6 +13,7 @@
 struct manager_options {
         const char *config_path;
         const char *config_dir;         /* conf.d */
+        unsigned config_flags;          /* CONFIG_*_REQUIRED: named on the command line */
         const char *sysfs_root;         /* "" = the real /sys */
         const char *cgroup_root;
         const char *state_dir;

@@ -11,44 +11,53 @@
 #define STATE_MAGIC "# coschedd state 1"
 
 /* Tabs and newlines separate fields and records; keep them out of values. */
-static void put_field(char **out, const char *v) {
-        char buf[1100];
-        size_t i = 0;
-
+static void put_field(FILE *f, const char *v) {
+        fputc('\t', f);
         if (!v || !*v)
                 v = "-";
-        for (; *v && i < sizeof(buf) - 1; v++)
-                buf[i++] = (*v == '\t' || *v == '\n') ? ' ' : *v;
-        buf[i] = 0;
-        strappendf(out, "\t%s", buf);
+        for (; *v; v++)
+                fputc(*v == '\t' || *v == '\n' ? ' ' : *v, f);
 }
 
+static void put_entry(FILE *f, const struct state_entry *e) {
+        char cpus[CPUSET_MAX * 6], lvl[16];
+
+        fputs("group", f);
+        put_field(f, e->name);
+        put_field(f, group_kind_to_string(e->kind));
+        put_field(f, e->target);
+        snprintf(lvl, sizeof(lvl), "%d", e->level);
+        put_field(f, lvl);
+        put_field(f, e->level_name);
+        put_field(f, group_state_to_string(e->state));
+        put_field(f, cpuset_format(&e->cpus, cpus, sizeof(cpus)));
+        put_field(f, e->cgroup);
+        put_field(f, e->reason);
+        fputc('\n', f);
+}
+
+/* A memory stream, not repeated appends: those copy the whole text per
+ * group, quadratic with 100 000 groups. */
 int state_write(const char *dir, const struct state *s) {
-        char path[PATH_MAX], cpus[CPUSET_MAX * 6], lvl[16];
+        char path[PATH_MAX], cpus[CPUSET_MAX * 6];
         char *out = NULL;
+        size_t len;
+        FILE *f;
         int r;
 
         snprintf(path, sizeof(path), "%s/%s", dir, STATE_FILE);
-        strappendf(&out, "%s\n", STATE_MAGIC);
-        strappendf(&out, "reserved\t%s\n", cpuset_format(&s->reserved, cpus, sizeof(cpus)));
-        for (size_t i = 0; i < s->n; i++) {
-                const struct state_entry *e = &s->e[i];
-                strappendf(&out, "group");
-                put_field(&out, e->name);
-                put_field(&out, group_kind_to_string(e->kind));
-                put_field(&out, e->target);
-                snprintf(lvl, sizeof(lvl), "%d", e->level);
-                put_field(&out, lvl);
-                put_field(&out, e->level_name);
-                put_field(&out, group_state_to_string(e->state));
-                put_field(&out, cpuset_format(&e->cpus, cpus, sizeof(cpus)));
-                put_field(&out, e->cgroup);
-                put_field(&out, e->reason);
-                strappendf(&out, "\n");
-        }
-        if (!out)
+        f = open_memstream(&out, &len);
+        if (!f)
                 return -ENOMEM;
-        r = write_file_atomic(path, out);
+        fprintf(f, "%s\n", STATE_MAGIC);
+        fprintf(f, "reserved\t%s\n", cpuset_format(&s->reserved, cpus, sizeof(cpus)));
+        for (size_t i = 0; i < s->n; i++)
+                put_entry(f, &s->e[i]);
+        r = ferror(f) ? -ENOMEM : 0;
+        if (fclose(f) != 0 && r == 0)
+                r = -ENOMEM;
+        if (r == 0)
+                r = write_file_atomic(path, out);
         free(out);
         return r;
 }
@@ -87,8 +96,24 @@ static int parse_line(char *line, struct state_entry *e) {
         return 0;
 }
 
+/* Room for one more entry, doubling. */
+static int reserve_entry(struct state *s, size_t *cap) {
+        struct state_entry *n;
+        size_t want = *cap ? *cap * 2 : 16;
+
+        if (s->n < *cap)
+                return 0;
+        n = realloc(s->e, sizeof(*n) * want);
+        if (!n)
+                return -ENOMEM;
+        s->e = n;
+        *cap = want;
+        return 0;
+}
+
 int state_read(const char *dir, struct state *s) {
         char path[PATH_MAX], *text = NULL, *save = NULL;
+        size_t cap = 0;
         int r;
 
         *s = (struct state) {};
@@ -103,32 +128,46 @@ int state_read(const char *dir, struct state *s) {
                 return -EINVAL; /* another version: start afresh rather than guess */
         }
         for (char *line = strtok_r(text + strlen(STATE_MAGIC) + 1, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                struct state_entry e, *n;
+                struct state_entry e;
                 if (!strncmp(line, "reserved\t", 9)) {
                         (void) cpuset_parse(line + 9, &s->reserved);
                         continue;
                 }
                 if (parse_line(line, &e) < 0)
                         continue;
-                n = realloc(s->e, sizeof(*n) * (s->n + 1));
-                if (!n) {
+                if (reserve_entry(s, &cap) < 0) {
                         free(text);
                         state_free(s);
                         return -ENOMEM;
                 }
-                s->e = n;
                 s->e[s->n++] = e;
         }
         free(text);
+        (void) state_index(s);
         return 0;
 }
 
 void state_free(struct state *s) {
         free(s->e);
+        strindex_free(&s->by_name);
         *s = (struct state) {};
 }
 
+int state_index(struct state *s) {
+        strindex_free(&s->by_name);
+        for (size_t i = 0; i < s->n; i++)
+                if (strindex_put(&s->by_name, s->e[i].name, i) < 0) {
+                        strindex_free(&s->by_name);
+                        return -ENOMEM;
+                }
+        return 0;
+}
+
 struct state_entry *state_find(const struct state *s, const char *name) {
+        size_t i;
+
+        if (s->by_name.n == s->n && s->n)
+                return strindex_get(&s->by_name, name, &i) ? &s->e[i] : NULL;
         for (size_t i = 0; i < s->n; i++)
                 if (!strcmp(s->e[i].name, name))
                         return &s->e[i];

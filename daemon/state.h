@@ -14,6 +14,7 @@
 #include "config.h"
 #include "cpuset.h"
 #include "placement.h"
+#include "strindex.h"
 
 #define STATE_FILE "state"
 
@@ -35,10 +36,14 @@ struct state {
         struct state_entry *e;
         size_t n;
         struct cpuset reserved;         /* [daemon] ReservedCPUs= in force */
+        struct strindex by_name;        /* name -> index in e, once e is complete (state_index) */
 };
 
 int state_write(const char *dir, const struct state *s);
 /* Missing file: empty state, returns 0. */
 int state_read(const char *dir, struct state *s);
 void state_free(struct state *s);
+/* Index the entries by name, once e no longer moves; -ENOMEM leaves
+ * state_find on a linear search. state_read indexes what it read. */
+int state_index(struct state *s);
 struct state_entry *state_find(const struct state *s, const char *name);

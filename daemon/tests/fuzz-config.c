@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 struct placement_result res[64];
                 char errbuf[64][256];
                 for (size_t i = 0; i < c.ngroups; i++)
-                        config_group_to_request(&c, &c.groups[i], &topo, &req[i], errbuf[i], sizeof(errbuf[i]));
+                        config_group_to_request(&c, &c.groups[i], &topo, &req[i], errbuf[i], sizeof(errbuf[i]), NULL, 0);
                 placement_compute(&topo, &(struct placement_options) { .reserved = &c.daemon.reserved, .repack = c.daemon.repack },
                                   c.ngroups, req, res);
         }

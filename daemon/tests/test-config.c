@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "fixture.h"
@@ -138,7 +140,7 @@ static void test_dropins(void) {
         fixture_write(root, "conf.d/ignored.txt", "garbage");
         snprintf(main_path, sizeof(main_path), "%s/coschedd.conf", root);
         snprintf(dir, sizeof(dir), "%s/conf.d", root);
-        if (config_load(main_path, dir, &cfg, &e) < 0 || cfg.ngroups != 2 || !cfg.daemon.repack ||
+        if (config_load(main_path, dir, 0, &cfg, &e) < 0 || cfg.ngroups != 2 || !cfg.daemon.repack ||
             strcmp(cfg.groups[1].name, "web"))
                 strappendf(&detail, "unexpected result: %zu errors, %zu groups", e.n, cfg.ngroups);
         config_errors_free(&e);
@@ -148,7 +150,7 @@ static void test_dropins(void) {
         detail = NULL;
 
         fixture_write(root, "conf.d/30-dup.conf", "\n[db]\nSlice=other.slice\nLevel=1\nSpans=1\n");
-        if (config_load(main_path, dir, &cfg, &e) != -EINVAL || e.n != 1 ||
+        if (config_load(main_path, dir, 0, &cfg, &e) != -EINVAL || e.n != 1 ||
             !strstr(e.msgs[0], "conf.d/30-dup.conf:2: group [db] is already defined at ") ||
             !strstr(e.msgs[0], "coschedd.conf:3"))
                 strappendf(&detail, "got %zu errors: %s", e.n, e.n ? e.msgs[0] : "");
@@ -159,12 +161,71 @@ static void test_dropins(void) {
         detail = NULL;
 
         snprintf(main_path, sizeof(main_path), "%s/missing.conf", root);
-        if (config_load(main_path, NULL, &cfg, &e) != 0 || cfg.ngroups != 0)
+        if (config_load(main_path, NULL, 0, &cfg, &e) != 0 || cfg.ngroups != 0)
                 strappendf(&detail, "a missing main config should be empty");
         config_errors_free(&e);
         config_free(&cfg);
         test_report("config/missing-file-is-empty", detail);
         free(detail);
+        fixture_rm_rf(root);
+        free(root);
+}
+
+/* load(main, dir, flags): "ok N groups" or the errors joined by '|'. */
+static char *load_result(const char *main_path, const char *dir, unsigned flags) {
+        struct config cfg;
+        struct config_errors e = {};
+        char *out = NULL;
+
+        if (config_load(main_path, dir, flags, &cfg, &e) == 0)
+                strappendf(&out, "ok %zu groups", cfg.ngroups);
+        for (size_t i = 0; i < e.n; i++)
+                strappendf(&out, "%s%s", i ? "|" : "", e.msgs[i]);
+        config_errors_free(&e);
+        config_free(&cfg);
+        return out;
+}
+
+static void expect_load(const char *name, const char *root, const char *main_rel, const char *dir_rel, unsigned flags,
+                        const char *want_fmt) {
+        char main_path[512], dir[512], want[2048], *got, *detail = NULL;
+
+        snprintf(main_path, sizeof(main_path), "%s/%s", root, main_rel);
+        snprintf(dir, sizeof(dir), "%s/%s", root, dir_rel);
+        snprintf(want, sizeof(want), want_fmt, root, root);
+        got = load_result(main_path, dir, flags);
+        if (!got || strcmp(got, want))
+                strappendf(&detail, "expected [%s] got [%s]", want, got ? got : "");
+        test_report(name, detail);
+        free(detail);
+        free(got);
+}
+
+/* Paths named on the command line must be there and readable; the
+ * default ones may be absent (an empty config, as documented). */
+static void test_required_paths(void) {
+        char *root = fixture_tmpdir(), path[512];
+
+        fixture_write(root, "etc/coschedd.conf", GOOD);
+        fixture_write(root, "etc/conf.d/10.conf", "[web]\nUnit=web.service\nLevel=1\nSpans=1\n");
+        fixture_write(root, "locked.conf", GOOD);
+        snprintf(path, sizeof(path), "%s/locked.conf", root);
+        chmod(path, 0);
+        expect_load("config/required-main-missing", root, "nope.conf", "etc/conf.d", CONFIG_MAIN_REQUIRED,
+                    "%s/nope.conf: cannot read: No such file or directory");
+        expect_load("config/required-dir-missing", root, "etc/coschedd.conf", "nodir", CONFIG_DIR_REQUIRED,
+                    "%s/nodir: cannot read the drop-in directory: No such file or directory");
+        expect_load("config/required-dir-not-a-dir", root, "etc/coschedd.conf", "etc/coschedd.conf",
+                    CONFIG_DIR_REQUIRED, "%s/etc/coschedd.conf: cannot read the drop-in directory: Not a directory");
+        expect_load("config/default-paths-absent-are-empty", root, "nope.conf", "nodir", 0, "ok 0 groups");
+        expect_load("config/required-both-present", root, "etc/coschedd.conf", "etc/conf.d",
+                    CONFIG_MAIN_REQUIRED | CONFIG_DIR_REQUIRED, "ok 2 groups");
+        expect_load("config/main-is-a-directory", root, "etc/conf.d", "nodir", 0,
+                    "%s/etc/conf.d: cannot read: Is a directory");
+        /* root reads anything: the check only means something for others. */
+        if (geteuid() != 0)
+                expect_load("config/unreadable-main", root, "locked.conf", "nodir", 0,
+                            "%s/locked.conf: cannot read: Permission denied");
         fixture_rm_rf(root);
         free(root);
 }
@@ -211,6 +272,7 @@ int main(void) {
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 run_case(&cases[i]);
         test_dropins();
+        test_required_paths();
         test_dump_roundtrip();
         return test_failures ? 1 : 0;
 }

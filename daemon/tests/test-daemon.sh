@@ -115,6 +115,59 @@ $T/etc/coschedd.conf:31: unknown key 'Colour' in a group section"
 if [ $rc -eq 1 ] && [ "$out" = "$exp" ]; then pass check-config-errors; else failt check-config-errors "rc=$rc out=$out"; fi
 if $D --once $ARGS 2>/dev/null; then failt refuses-invalid-config "started"; else pass refuses-invalid-config; fi
 
+# A config or drop-in directory named on the command line must be there:
+# a typo is no empty configuration. (The derived conf.d may be absent.)
+out=$($D --check-config --sysfs-root=$T/sys --config=$T/etc/nope.conf 2>&1); rc=$?
+if [ $rc -eq 1 ] && [ "$out" = "$T/etc/nope.conf: cannot read: No such file or directory" ]; then
+        pass check-config-named-config-missing
+else failt check-config-named-config-missing "rc=$rc out=$out"; fi
+out=$($D --once $ARGS --config=$T/good.conf --config-dir=$T/etc/nodir 2>&1); rc=$?
+if [ $rc -eq 1 ] && echo "$out" | grep -q "^coschedd: $T/etc/nodir: cannot read the drop-in directory: No such file or directory$"; then
+        pass daemon-named-config-dir-missing
+else failt daemon-named-config-dir-missing "rc=$rc out=$out"; fi
+
+# -t resolves levels and sizes on the machine (the fixture: smt, mc, die;
+# max_level 3): valid INI that this topology cannot place is an error.
+cat > $T/topo.conf <<'CONF'
+[daemon]
+Rounding=error
+
+[n]
+CgroupPath=/n
+Level=numa
+Spans=1
+
+[nine]
+CgroupPath=/nine
+Level=9
+Spans=1
+
+[odd]
+CgroupPath=/odd
+Level=core
+CPUs=3
+
+[fine]
+CgroupPath=/fine
+Level=die
+CPUs=8
+CONF
+out=$($D -t --sysfs-root=$T/sys --config=$T/topo.conf 2>&1); rc=$?
+exp="$T/topo.conf:6: group [n]: Level=numa: level 'numa' does not exist on this machine
+$T/topo.conf:11: group [nine]: Level=9: level 9 does not exist (this machine has levels 1-3)
+$T/topo.conf:17: group [odd]: CPUs=3 is not a multiple of the 2 CPUs of a level-1 (smt) span"
+if [ $rc -eq 1 ] && [ "$out" = "$exp" ]; then pass check-config-topology; else failt check-config-topology "rc=$rc out=$out"; fi
+cp -r $T/sys $T/sys1 && echo 1 > $T/sys1/sys/kernel/cosched/max_level
+out=$($D -t --sysfs-root=$T/sys1 --config=$T/topo.conf 2>&1 | tail -1); rc=$?
+if [ "$out" = "$T/topo.conf:21: group [fine]: Level=die is level 3 (die), above the kernel's max_level 1" ]; then
+        pass check-config-max-level
+else failt check-config-max-level "out=$out"; fi
+out=$($D -t --sysfs-root=$T/nosys --config=$T/good.conf 2>&1); rc=$?
+case "$rc $out" in "1 $T/nosys: cannot check the levels against the CPU topology: cannot read $T/nosys/sys/devices/system/cpu/online"*)
+        pass check-config-needs-topology ;;
+*) failt check-config-needs-topology "rc=$rc out=$out" ;;
+esac
+
 # The event loop: SIGHUP with a broken config keeps the old placement;
 # a good one removing group a releases it (0 first, then widen).
 cp $T/good.conf $T/etc/coschedd.conf

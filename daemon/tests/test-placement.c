@@ -247,7 +247,7 @@ static void check_case(const struct pcase *pc) {
                         g[n].has_allowed = true;
                         cpuset_parse(q->allowed, &g[n].allowed);
                 }
-                config_group_to_request(&cfg, &g[n], &t, &req[n], errbuf[n], sizeof(errbuf[n]));
+                config_group_to_request(&cfg, &g[n], &t, &req[n], errbuf[n], sizeof(errbuf[n]), NULL, 0);
                 if (q->current) {
                         cpuset_parse(q->current, &cur[n]);
                         req[n].current = &cur[n];
