@@ -7,7 +7,79 @@ set -euo pipefail
 
 DIR=${1:?usage: mkbase.sh DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+APT_ETC=${APT_ETC:-/etc/apt}	# another folder only to try the parser
+
+# The Debian archive this machine's apt installs bookworm from: the first
+# entry, in apt's order (sources.list, then sources.list.d/ by name), of
+# type deb with suite bookworm and component main, as a one-line
+# "deb [options] URI bookworm main..." or a deb822 stanza (Types: URIs:
+# Suites: Components:, not Enabled: no).  When apt has fetched the
+# archive's Release file, it must say "Origin: Debian": a third-party
+# archive that also offers bookworm main is skipped.
+apt_mirror() {
+	local f uri rel uris=
+	for f in "$APT_ETC/sources.list" "$APT_ETC"/sources.list.d/*; do
+		[ -f "$f" ] || continue
+		case $f in
+		*.sources) uris+=$(_deb822_uris "$f")$'\n' ;;
+		*/sources.list|*.list) uris+=$(_oneline_uris "$f")$'\n' ;;
+		esac
+	done
+	while read -r uri; do
+		case $uri in http://*|https://*|file:/*) ;; *) continue ;; esac
+		# apt's name for the archive's Release file in its lists folder.
+		rel=${uri#*:}; rel=${rel#//}; rel=${rel%/}
+		rel=/var/lib/apt/lists/${rel//\//_}_dists_bookworm_
+		if [ -e "${rel}InRelease" ] || [ -e "${rel}Release" ]; then
+			grep -qsx 'Origin: Debian' "${rel}InRelease" "${rel}Release" || continue
+		fi
+		echo "${uri%/}"
+		return 0
+	done <<< "$uris"
+	return 1
+}
+# URIs of the deb822 stanzas of FILE with Types deb, Suites bookworm,
+# Components main (fields may continue on indented lines).
+_deb822_uris() {
+	awk '
+	function has(list, w) { return (" " list " ") ~ (" " w " ") }
+	function flush() {
+		if (has(f["types"], "deb") && has(f["suites"], "bookworm") &&
+		    has(f["components"], "main") && tolower(f["enabled"]) != "no") {
+			n = split(f["uris"], u, " ")
+			for (i = 1; i <= n; i++) print u[i]
+		}
+		delete f; key = ""
+	}
+	/^#/ { next }
+	/^[ \t]*$/ { flush(); next }
+	/^[ \t]/ { if (key != "") f[key] = f[key] " " $0; next }
+	{ key = tolower($0); sub(/:.*/, "", key)
+	  v = $0; sub(/^[^:]*:[ \t]*/, "", v); sub(/[ \t]+$/, "", v); f[key] = v }
+	END { flush() }' "$1"
+}
+# URIs of the lines "deb [options] URI bookworm ... main ..." of FILE.
+_oneline_uris() {
+	awk '
+	{ sub(/#.*/, "") }
+	$1 == "deb" {
+		line = $0; sub(/^[ \t]*deb[ \t]+/, "", line)
+		sub(/^\[[^]]*\][ \t]*/, "", line)
+		n = split(line, w, /[ \t]+/)
+		if (w[2] != "bookworm") next
+		for (i = 3; i <= n; i++) if (w[i] == "main") { print w[1]; next }
+	}' "$1"
+}
+
+if [ -n "${DEBIAN_MIRROR:-}" ]; then
+	MIRROR=$DEBIAN_MIRROR
+elif ! MIRROR=$(apt_mirror); then
+	echo "image: no Debian archive for bookworm main in this machine's apt sources" \
+		"($APT_ETC/sources.list, $APT_ETC/sources.list.d/*.list, *.sources);" \
+		"add one, or set DEBIAN_MIRROR=URI" >&2
+	exit 1
+fi
+echo "image: debootstrap from $MIRROR${DEBIAN_MIRROR:+ (DEBIAN_MIRROR)}"
 
 pkgs=$(grep -v '^\s*\(#\|$\)' "$HERE/packages.list" | paste -sd, -)
 rm -rf "$DIR"
