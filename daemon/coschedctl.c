@@ -8,8 +8,18 @@
 
 #include "cgroup.h"
 #include "placement.h"
+#include "running.h"
 #include "state.h"
 #include "topology.h"
+#include "version.h"
+
+/* Exit status: scripts and monitoring tell these apart. */
+enum {
+        EXIT_OK = 0,
+        EXIT_GROUPS = 1,        /* a group in error or pending, or drift (verify) */
+        EXIT_USAGE = 2,
+        EXIT_NOT_RUNNING = 3,   /* no checkpoint, or no daemon keeps it current */
+};
 
 struct opts {
         const char *state_dir, *sysfs_root, *cgroup_root;
@@ -21,9 +31,13 @@ static void help(void) {
                "Commands:\n"
                "  status      Groups: kind, level, CPUs, spans, placed/waiting/pending/error\n"
                "  topology    The span tree with the group on each span\n"
-               "  verify      Compare the cgroups with the placement; exit 1 on drift\n\n"
+               "  verify      Compare the cgroups with the placement\n\n"
+               "Exit status: 0 all groups placed (or waiting for systemd) and the daemon\n"
+               "running; 1 a group in error or pending, or drift (verify); 2 bad usage;\n"
+               "3 no checkpoint, or coschedd not running (the checkpoint is stale).\n\n"
                "Options:\n"
                "  -h --help            Show this help\n"
+               "     --version         Show the version\n"
                "     --json            Machine-readable output\n"
                "     --state-dir=DIR   coschedd's checkpoint (default /run/coschedd)\n"
                "     --sysfs-root=DIR  Read /sys below DIR\n"
@@ -60,6 +74,15 @@ static void spans_of(const struct topology *t, bool have_topo, int l, const stru
         }
 }
 
+/* A group in error or pending is not what the config asks for. Waiting
+ * is: systemd is confining it, and it is not coscheduled meanwhile. */
+static int groups_status(const struct state *st) {
+        for (size_t i = 0; i < st->n; i++)
+                if (st->e[i].state == GROUP_ERROR || st->e[i].state == GROUP_PENDING)
+                        return EXIT_GROUPS;
+        return EXIT_OK;
+}
+
 static int cmd_status(const struct opts *o, const struct state *st, const struct topology *t, bool have_topo) {
         static char cpus[CPUSET_MAX * 6], spans[CPUSET_MAX * 6];
 
@@ -90,7 +113,7 @@ static int cmd_status(const struct opts *o, const struct state *st, const struct
                         printf("}");
                 }
                 printf("]\n");
-                return 0;
+                return groups_status(st);
         }
         printf("%-16s %-6s %-28s %-9s %-14s %-10s %-8s %s\n", "GROUP", "KIND", "TARGET", "LEVEL", "CPUS", "SPANS",
                "STATE", "REASON");
@@ -106,7 +129,7 @@ static int cmd_status(const struct opts *o, const struct state *st, const struct
                 printf("%-16s %-6s %-28s %-9s %-14s %-10s %-8s %s\n", e->name, group_kind_to_string(e->kind), e->target,
                        level, cpus[0] ? cpus : "-", spans[0] ? spans : "-", group_state_to_string(e->state), e->reason);
         }
-        return 0;
+        return groups_status(st);
 }
 
 /* Who holds span s: one group if a group owns all of it, else a list
@@ -186,72 +209,175 @@ static int cmd_topology(const struct opts *o, const struct state *st, const stru
         return 0;
 }
 
+/* The cgroup a group's entry names: the one written, or a raw path. */
+static const char *entry_cgroup(const struct state_entry *e) {
+        if (e->cgroup[0])
+                return e->cgroup;
+        return e->kind == KIND_CGROUP ? e->target : "";
+}
+
+/* An unplaced group must at least not be coscheduled on CPUs nobody chose. */
+static void verify_unplaced(const struct opts *o, const struct state_entry *e, char *msg, size_t len) {
+        const char *cg = entry_cgroup(e);
+        int level = 0;
+
+        if (cg[0] && cgroup_get_scheduled(o->cgroup_root, cg, &level) == 0 && level != 0)
+                snprintf(msg, len, "drift: cpu.scheduled is %d while %s: %s", level, group_state_to_string(e->state),
+                         e->reason);
+        else
+                snprintf(msg, len, "%s: %s", group_state_to_string(e->state), e->reason);
+}
+
+static void verify_waiting(const struct opts *o, const struct state_entry *e, char *msg, size_t len) {
+        int level = -1;
+
+        /* Waiting for systemd's confinement is no drift, as long as the
+         * group is not coscheduled meanwhile. */
+        if (cgroup_get_scheduled(o->cgroup_root, e->cgroup, &level) == 0 && level != 0)
+                snprintf(msg, len, "drift: cpu.scheduled is %d while waiting for systemd", level);
+        else
+                snprintf(msg, len, "waiting: %s", e->reason);
+}
+
+static void verify_placed(const struct opts *o, const struct state_entry *e, char *msg, size_t len) {
+        char want[4096], have[4096];
+        struct cpuset cpus;
+        int level = -1;
+
+        if (!e->cgroup[0])
+                snprintf(msg, len, "waiting: no cgroup yet");
+        else if (cgroup_get_scheduled(o->cgroup_root, e->cgroup, &level) < 0 || level != e->level)
+                snprintf(msg, len, "drift: cpu.scheduled is %d, want %d", level, e->level);
+        else if (cgroup_get_cpus(o->cgroup_root, e->cgroup, &cpus, false) < 0 || !cpuset_equal(&cpus, &e->cpus))
+                snprintf(msg, len, "drift: cpuset.cpus is %s, want %s", cpuset_format(&cpus, have, sizeof(have)),
+                         cpuset_format(&e->cpus, want, sizeof(want)));
+        else
+                snprintf(msg, len, "ok");
+}
+
+static void verify_print(const struct opts *o, const struct state_entry *e, const char *msg, bool *first) {
+        const char *cg = entry_cgroup(e);
+
+        if (o->json) {
+                printf("%s{\"group\":", *first ? "" : ",");
+                json_str(e->name);
+                printf(",\"cgroup\":");
+                json_str(cg);
+                printf(",\"state\":");
+                json_str(group_state_to_string(e->state));
+                printf(",\"result\":");
+                json_str(msg);
+                printf("}");
+                *first = false;
+        } else
+                printf("%-16s %-32s %s\n", e->name, cg[0] ? cg : "-", msg);
+}
+
+/* Every group: placed ones against their cgroups, waiting ones not
+ * coscheduled yet, error and pending ones reported (and not coscheduled). */
 static int cmd_verify(const struct opts *o, const struct state *st) {
-        int drift = 0;
+        int r = EXIT_OK;
         bool first = true;
 
         if (o->json)
                 printf("[");
         for (size_t i = 0; i < st->n; i++) {
                 const struct state_entry *e = &st->e[i];
-                char msg[512] = "ok", want[4096], have[4096];
-                struct cpuset cpus;
-                int level = -1;
+                char msg[512];
 
-                if (e->state != GROUP_PLACED && e->state != GROUP_WAITING)
-                        continue;
-                /* Waiting for systemd's confinement is no drift, as long as
-                 * the group is not coscheduled meanwhile. */
-                if (e->state == GROUP_WAITING) {
-                        if (cgroup_get_scheduled(o->cgroup_root, e->cgroup, &level) == 0 && level != 0)
-                                snprintf(msg, sizeof(msg), "drift: cpu.scheduled is %d while waiting for systemd", level);
-                        else
-                                snprintf(msg, sizeof(msg), "waiting: %s", e->reason);
-                } else if (!e->cgroup[0])
-                        snprintf(msg, sizeof(msg), "waiting: no cgroup yet");
-                else if (cgroup_get_scheduled(o->cgroup_root, e->cgroup, &level) < 0 || level != e->level)
-                        snprintf(msg, sizeof(msg), "drift: cpu.scheduled is %d, want %d", level, e->level);
-                else if (cgroup_get_cpus(o->cgroup_root, e->cgroup, &cpus, false) < 0 || !cpuset_equal(&cpus, &e->cpus))
-                        snprintf(msg, sizeof(msg), "drift: cpuset.cpus is %s, want %s", cpuset_format(&cpus, have, sizeof(have)),
-                                 cpuset_format(&e->cpus, want, sizeof(want)));
-                if (!strncmp(msg, "drift", 5))
-                        drift = 1;
-                if (o->json) {
-                        printf("%s{\"group\":", first ? "" : ",");
-                        json_str(e->name);
-                        printf(",\"cgroup\":");
-                        json_str(e->cgroup);
-                        printf(",\"result\":");
-                        json_str(msg);
-                        printf("}");
-                        first = false;
-                } else
-                        printf("%-16s %-32s %s\n", e->name, e->cgroup[0] ? e->cgroup : "-", msg);
+                if (e->state == GROUP_WAITING)
+                        verify_waiting(o, e, msg, sizeof(msg));
+                else if (e->state == GROUP_PLACED)
+                        verify_placed(o, e, msg, sizeof(msg));
+                else
+                        verify_unplaced(o, e, msg, sizeof(msg));
+                if (!strncmp(msg, "drift", 5) || e->state == GROUP_ERROR || e->state == GROUP_PENDING)
+                        r = EXIT_GROUPS;
+                verify_print(o, e, msg, &first);
         }
         if (o->json)
                 printf("]\n");
-        return drift;
+        return r;
 }
 
-int main(int argc, char **argv) {
-        static const struct option opts[] = {
-                { "help", no_argument, NULL, 'h' },  { "json", no_argument, NULL, 'j' },
-                { "state-dir", required_argument, NULL, 's' }, { "sysfs-root", required_argument, NULL, 'S' },
-                { "cgroup-root", required_argument, NULL, 'c' }, {},
-        };
-        struct opts o = { .state_dir = "/run/coschedd", .sysfs_root = "", .cgroup_root = "/sys/fs/cgroup" };
+/* status and verify describe what a running daemon keeps current. */
+static int report_liveness(const struct opts *o, enum liveness l, pid_t pid) {
+        switch (l) {
+        case LIVE:
+                return EXIT_OK;
+        case NO_CHECKPOINT:
+                fprintf(stderr, "coschedctl: no checkpoint in %s: coschedd has not run since boot\n", o->state_dir);
+                return EXIT_NOT_RUNNING;
+        default:
+                if (pid > 0)
+                        fprintf(stderr, "coschedctl: coschedd (pid %d) is not running: the checkpoint in %s is stale\n",
+                                (int) pid, o->state_dir);
+                else
+                        fprintf(stderr, "coschedctl: coschedd is not running: the checkpoint in %s is stale\n",
+                                o->state_dir);
+                return EXIT_NOT_RUNNING;
+        }
+}
+
+static int run(const struct opts *o, const char *cmd) {
         struct state st;
         struct topology t = {};
         char err[256];
         bool have_topo;
+        int r, live = EXIT_OK;
+        enum liveness l;
+        pid_t pid;
+
+        /* topology shows the machine, with or without a daemon. */
+        if (strcmp(cmd, "topology")) {
+                l = running_check(o->state_dir, &pid);
+                live = report_liveness(o, l, pid);
+                if (l == NO_CHECKPOINT)
+                        return live;
+        }
+        r = state_read(o->state_dir, &st);
+        if (r < 0) {
+                fprintf(stderr, "coschedctl: cannot read %s/%s: %s\n", o->state_dir, STATE_FILE, strerror(-r));
+                return EXIT_NOT_RUNNING;
+        }
+        have_topo = topology_load(o->sysfs_root, &t, err, sizeof(err)) == 0;
+        if (!strcmp(cmd, "status"))
+                r = cmd_status(o, &st, &t, have_topo);
+        else if (!strcmp(cmd, "topology")) {
+                if (!have_topo) {
+                        fprintf(stderr, "coschedctl: %s\n", err);
+                        r = 1;
+                } else
+                        r = cmd_topology(o, &st, &t);
+        } else
+                r = cmd_verify(o, &st);
+        if (have_topo)
+                topology_free(&t);
+        state_free(&st);
+        /* A stale checkpoint is printed (it says what was applied last),
+         * but the answer is "not running". */
+        return live != EXIT_OK ? live : r;
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "help", no_argument, NULL, 'h' },  { "version", no_argument, NULL, 'V' },
+                { "json", no_argument, NULL, 'j' },
+                { "state-dir", required_argument, NULL, 's' }, { "sysfs-root", required_argument, NULL, 'S' },
+                { "cgroup-root", required_argument, NULL, 'c' }, {},
+        };
+        struct opts o = { .state_dir = "/run/coschedd", .sysfs_root = "", .cgroup_root = "/sys/fs/cgroup" };
         const char *cmd;
-        int c, r;
+        int c;
 
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
-                        return 0;
+                        return EXIT_OK;
+                case 'V':
+                        printf("coschedctl %s\n", COSCHED_VERSION);
+                        return EXIT_OK;
                 case 'j':
                         o.json = true;
                         break;
@@ -265,31 +391,16 @@ int main(int argc, char **argv) {
                         o.cgroup_root = optarg;
                         break;
                 default:
-                        return 2;
+                        return EXIT_USAGE;
                 }
         cmd = optind < argc ? argv[optind] : "status";
-        r = state_read(o.state_dir, &st);
-        if (r < 0) {
-                fprintf(stderr, "coschedctl: cannot read %s/%s: %s\n", o.state_dir, STATE_FILE, strerror(-r));
-                return 1;
-        }
-        have_topo = topology_load(o.sysfs_root, &t, err, sizeof(err)) == 0;
-        if (!strcmp(cmd, "status"))
-                r = cmd_status(&o, &st, &t, have_topo);
-        else if (!strcmp(cmd, "topology")) {
-                if (!have_topo) {
-                        fprintf(stderr, "coschedctl: %s\n", err);
-                        r = 1;
-                } else
-                        r = cmd_topology(&o, &st, &t);
-        } else if (!strcmp(cmd, "verify"))
-                r = cmd_verify(&o, &st);
-        else {
+        if (strcmp(cmd, "status") && strcmp(cmd, "topology") && strcmp(cmd, "verify")) {
                 fprintf(stderr, "coschedctl: unknown command '%s' (status, topology, verify)\n", cmd);
-                r = 2;
+                return EXIT_USAGE;
         }
-        if (have_topo)
-                topology_free(&t);
-        state_free(&st);
-        return r;
+        if (optind + 1 < argc) {
+                fprintf(stderr, "coschedctl: unexpected argument '%s': %s takes none\n", argv[optind + 1], cmd);
+                return EXIT_USAGE;
+        }
+        return run(&o, cmd);
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "apply.h"
 #include "bus.h"
@@ -14,6 +15,7 @@
 #include "log.h"
 #include "manager.h"
 #include "placement.h"
+#include "running.h"
 #include "util.h"
 
 /* PID 1 realizes AllowedCPUs= from its own loop, some time after
@@ -87,6 +89,7 @@ int manager_new(const struct manager_options *o, struct manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->opt = *o;
+        m->running_fd = -1;
         r = load_config(o, &m->config);
         if (r < 0) {
                 free(m);
@@ -124,6 +127,8 @@ void manager_free(struct manager *m) {
         if (m->have_topo)
                 topology_free(&m->topo);
         state_free(&m->st);
+        if (m->running_fd >= 0)
+                close(m->running_fd);
         free(m);
 }
 
@@ -535,6 +540,11 @@ int manager_run(struct manager *m) {
                 log_error("event loop setup: %s", strerror(-r));
                 return r;
         }
+        /* Only the loop keeps the checkpoint current; --once leaves it stale. */
+        m->running_fd = running_hold(m->opt.state_dir);
+        if (m->running_fd < 0)
+                log_warning("cannot lock %s/%s: coschedctl will call the checkpoint stale: %s", m->opt.state_dir,
+                            RUNNING_FILE, strerror(-m->running_fd));
         manager_reconcile(m);
         sd_notify(false, "READY=1");
         r = sd_event_loop(m->event);

@@ -35,6 +35,7 @@ struct manager {
         sd_event_source *confine;       /* looks for systemd's confinement of waiting groups */
         sd_device_monitor *monitor;
         char last_reload_error[128];
+        int running_fd;                 /* the lock that tells coschedctl the checkpoint is live; -1 */
 };
 
 /* Load config (must be valid), topology and the checkpoint. */

@@ -206,12 +206,19 @@ kill -TERM $PID; wait $PID; rc=$?
 if [ $rc -eq 0 ]; then pass sigterm-exits-cleanly; else failt sigterm-exits-cleanly "rc=$rc"; fi
 PID=
 
-# coschedctl reads the checkpoint, the fixture sysfs and cgroup tree.
+# coschedctl reads the checkpoint, the fixture sysfs and cgroup tree, and
+# calls it current only while a daemon runs: start the loop again.
+ino=$(stat -c %i $T/state/state)
+$D $ARGS 2>$T/loop2.log &
+PID=$!
+waitfor '[ "$(stat -c %i $T/state/state)" != "$ino" ]'
 C="./coschedctl --state-dir=$T/state --sysfs-root=$T/sys --cgroup-root=$T/cg"
-out=$($C status)
-if echo "$out" | grep -q '^b  *cgroup /batch/b  *2 mc  *4-7  *4  *placed' && echo "$out" | grep -q '^vip .* 2-3  *2  *placed'; then
+out=$($C status); rc=$?
+# web (4 cores) is pending: status says so in its exit status.
+if [ $rc -eq 1 ] && echo "$out" | grep -q '^b  *cgroup /batch/b  *2 mc  *4-7  *4  *placed' &&
+   echo "$out" | grep -q '^vip .* 2-3  *2  *placed' && echo "$out" | grep -q '^web .* pending  *needs 4'; then
         pass ctl-status
-else failt ctl-status "$(echo "$out" | tr '\n' '|')"; fi
+else failt ctl-status "rc=$rc $(echo "$out" | tr '\n' '|')"; fi
 out=$($C --json status)
 case "$out" in
 '[{"group":"b","kind":"cgroup","target":"/batch/b","level":2,"level_name":"mc","cpus":"4-7","spans":"4","state":"placed",'*) pass ctl-status-json ;;
@@ -222,18 +229,69 @@ if echo "$out" | grep -q '^  mc 4-7 \[b\]' && echo "$out" | grep -q '^    smt 0-
         pass ctl-topology
 else failt ctl-topology "$(echo "$out" | tr '\n' '|')"; fi
 if $C --json topology | grep -q '"span":4,"cpus":"4-7","used_by":"b"'; then pass ctl-topology-json; else failt ctl-topology-json "$($C --json topology)"; fi
+# verify checks pending (and error) groups too: reported, exit 1, and
+# drift if one is coscheduled all the same.
+out=$($C verify); rc=$?
+if [ $rc -eq 1 ] && echo "$out" | grep -q '^web  */web  *pending: needs 4 level-1 (smt) spans, 0 free$' &&
+   echo "$out" | grep -q '^b .* ok$'; then
+        pass ctl-verify-pending
+else failt ctl-verify-pending "rc=$rc $(echo "$out" | tr '\n' '|')"; fi
+echo 1 > $T/cg/web/cpu.scheduled
+if $C verify | grep -q '^web  */web  *drift: cpu.scheduled is 1 while pending: needs 4'; then pass ctl-verify-pending-coscheduled
+else failt ctl-verify-pending-coscheduled "$($C verify | grep '^web')"; fi
+echo 0 > $T/cg/web/cpu.scheduled
+
+# Without web everything is placed: exit 0.
+sed -i '/^\[web\]/,/^Spans=4/d' $T/etc/coschedd.conf
+kill -HUP $PID
+waitfor '! grep -q "^group	web	" $T/state/state'
+out=$($C status); rc=$?
+if [ $rc -eq 0 ]; then pass ctl-status-all-placed; else failt ctl-status-all-placed "rc=$rc $(echo "$out" | tr '\n' '|')"; fi
 if $C verify >/dev/null; then pass ctl-verify-clean; else failt ctl-verify-clean "$($C verify)"; fi
 echo 0 > $T/cg/batch/b/cpu.scheduled
 out=$($C verify); rc=$?
 if [ $rc -eq 1 ] && echo "$out" | grep -q '^b .*drift: cpu.scheduled is 0, want 2'; then pass ctl-verify-drift
 else failt ctl-verify-drift "rc=$rc $out"; fi
-if $C --json verify | grep -q '"result":"drift: cpu.scheduled is 0, want 2"'; then pass ctl-verify-json; else failt ctl-verify-json "$($C --json verify)"; fi
+if $C --json verify | grep -q '"state":"placed","result":"drift: cpu.scheduled is 0, want 2"'; then pass ctl-verify-json; else failt ctl-verify-json "$($C --json verify)"; fi
+# ReconcileSec=1: the loop rewrites what drifted.
+if waitfor '$C verify >/dev/null'; then pass reconcile-repairs-drift; else failt reconcile-repairs-drift "$($C verify)"; fi
+
+# CPUs= rounded to whole spans is said, in the log and in status.
+sed -i '/^\[b\]/,/^CPUs=4/d' $T/etc/coschedd.conf
+printf '\n[r]\nCgroupPath=/batch/b\nLevel=core\nCPUs=3\n' >> $T/etc/coschedd.conf
+kill -HUP $PID
+note="CPUs=3 rounded up to 4 (whole level-1 smt spans of 2 CPUs)"
+if waitfor 'grep -q "^group	r	.*placed	4-7	/batch/b	$note$" $T/state/state' &&
+   $C status | grep -q "^r .* placed  *$note$" && grep -q "\[r\] placed /batch/b on CPUs 4-7 (level 1 smt): $note$" $T/loop2.log; then
+        pass rounding-reported
+else failt rounding-reported "$(grep '^group	r' $T/state/state); $(grep '\[r\]' $T/loop2.log | tail -1)"; fi
+
+# The daemon stops: the checkpoint stays, but is stale.
+kill -TERM $PID; wait $PID; PID=
+out=$($C status 2>&1 >/dev/null); rc=$?
+if [ $rc -eq 3 ] && echo "$out" | grep -q "^coschedctl: coschedd (pid [0-9]*) is not running: the checkpoint in $T/state is stale$"; then
+        pass ctl-status-stale
+else failt ctl-status-stale "rc=$rc $out"; fi
+$C verify >/dev/null 2>&1; rc=$?
+if [ $rc -eq 3 ]; then pass ctl-verify-stale; else failt ctl-verify-stale "rc=$rc"; fi
 $D --once $ARGS 2>/dev/null
-if $C verify >/dev/null; then pass reconcile-repairs-drift; else failt reconcile-repairs-drift "$($C verify)"; fi
+$C status >/dev/null 2>&1; rc=$?
+if [ $rc -eq 3 ]; then pass ctl-status-stale-after-once; else failt ctl-status-stale-after-once "rc=$rc"; fi
+out=$(./coschedctl --state-dir=$T/none status 2>&1); rc=$?
+if [ $rc -eq 3 ] && [ "$out" = "coschedctl: no checkpoint in $T/none: coschedd has not run since boot" ]; then
+        pass ctl-no-checkpoint
+else failt ctl-no-checkpoint "rc=$rc $out"; fi
+out=$($C status extra 2>&1); rc=$?
+out2=$($C verify --json x 2>&1); rc2=$?
+if [ $rc -eq 2 ] && [ $rc2 -eq 2 ] && [ "$out" = "coschedctl: unexpected argument 'extra': status takes none" ]; then
+        pass ctl-extra-arguments
+else failt ctl-extra-arguments "rc=$rc $out; rc=$rc2 $out2"; fi
+v1=$(./coschedctl --version); v2=$($D --version)
+case "$v1|$v2" in "coschedctl "[0-9]*"|coschedd "[0-9]*) pass version ;; *) failt version "$v1|$v2" ;; esac
 
 # Stock kernel: no /sys/kernel/cosched -> groups error with a clear reason.
 rm -rf $T/sys/sys/kernel/cosched
 $D --once $ARGS 2>/dev/null
-if grep -q "^group	b	.*error	.*the kernel has no coscheduling support" $T/state/state; then pass stock-kernel-refuses
-else failt stock-kernel-refuses "$(grep '^group	b' $T/state/state)"; fi
+if grep -q "^group	r	.*error	.*the kernel has no coscheduling support" $T/state/state; then pass stock-kernel-refuses
+else failt stock-kernel-refuses "$(grep "^group	r" $T/state/state)"; fi
 exit $fail
