@@ -34,6 +34,12 @@ if [ -e "$TOP/daemon/Makefile" ]; then
 	make -s -C "$TOP/daemon" >/dev/null || die "daemon build failed (make -C daemon)"
 	make -s -C "$TOP/daemon" install DESTDIR="$STAGE" prefix=/usr >/dev/null ||
 		die "daemon install failed"
+	# Enabled as its preset says, the way a package is: the symlink goes
+	# to /etc, where "systemctl disable coschedd" removes it.
+	systemctl --root="$STAGE" --quiet preset coschedd.service ||
+		die "systemctl preset coschedd.service failed"
+	[ -L "$STAGE/etc/systemd/system/multi-user.target.wants/coschedd.service" ] ||
+		die "coschedd.service not enabled by its preset"
 fi
 if [ -e "$TOP/tests/tools/Makefile" ]; then
 	make -s -C "$TOP/tests/tools" >/dev/null || die "test tools build failed (make -C tests/tools)"
@@ -42,7 +48,11 @@ if [ -e "$TOP/tests/tools/Makefile" ]; then
 fi
 
 T=$STAGE/usr/lib/cosched-tests
-mkdir -p "$T/guest" "$STAGE/etc/systemd/system/multi-user.target.wants"
+mkdir -p "$T/guest" "$T/bin" "$STAGE/etc/systemd/system/multi-user.target.wants"
+# perf, when tests/perf-build.sh has built it (make bench does).
+if [ -x "$CACHE/out/perf/perf" ]; then
+	install -m 0755 "$CACHE/out/perf/perf" "$T/bin/perf"
+fi
 cp -a "$TOP"/tests/guest/. "$T/guest/"
 install -m 0755 "$HERE/guest/cosched-guest-run" "$HERE/guest/cosched-demo" "$T/"
 install -m 0644 "$HERE/guest/cosched-guest.service" "$STAGE/etc/systemd/system/"
