@@ -48,7 +48,11 @@ if [ -e "$TOP/tests/tools/Makefile" ]; then
 fi
 
 T=$STAGE/usr/lib/cosched-tests
-mkdir -p "$T/guest" "$STAGE/etc/systemd/system/multi-user.target.wants"
+mkdir -p "$T/guest" "$T/bin" "$STAGE/etc/systemd/system/multi-user.target.wants"
+# perf, when tests/perf-build.sh has built it (make bench does).
+if [ -x "$CACHE/out/perf/perf" ]; then
+	install -m 0755 "$CACHE/out/perf/perf" "$T/bin/perf"
+fi
 cp -a "$TOP"/tests/guest/. "$T/guest/"
 install -m 0755 "$HERE/guest/cosched-guest-run" "$HERE/guest/cosched-demo" "$T/"
 install -m 0644 "$HERE/guest/cosched-guest.service" "$STAGE/etc/systemd/system/"
