@@ -102,4 +102,9 @@ else
 	fail "perf not in the image (tests/perf-build.sh builds it, image/build.sh installs it)"
 fi
 
+# Nothing may have been coscheduled meanwhile (coschedd runs in the image
+# with no groups declared): count the groups whose cpu.scheduled is not 0.
+n=$(find "$CG" -name cpu.scheduled 2>/dev/null | xargs -r grep -L -x 0 2>/dev/null | wc -l)
+log "bench-info coscheduled-groups $n"
+[ "$n" = 0 ] || fail "$n coscheduled group(s) during the overhead run: $(find "$CG" -name cpu.scheduled | xargs -r grep -L -x 0 | head -3)"
 finish "benchmark ran (rates in the log)"
