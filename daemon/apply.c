@@ -71,70 +71,57 @@ int apply_confined(const struct apply_ctx *a, const char *cg, int level, const s
         return APPLIED_CONFINING;
 }
 
-static int place_unit(const struct apply_ctx *a, const char *unit, int level, const struct cpuset *cpus, bool moved,
-                      char *cg, size_t cglen, char *err, size_t errlen) {
+void apply_zero(const char *cgroup_root, const char *cg) {
+        if (cg[0] && cgroup_exists(cgroup_root, cg))
+                (void) cgroup_set_scheduled(cgroup_root, cg, 0);
+}
+
+/* The unit's cgroup and AllowedCPUs= come back in a->done: PID 1 answers
+ * from its own loop, and realizes AllowedCPUs= after it answered. */
+static int ask_systemd(const struct apply_ctx *a, const char *key, const char *unit, const struct cpuset *cpus,
+                       char *err, size_t errlen) {
+        struct bus_unit_request req = { .key = key, .unit = unit, .cpus = cpus, .zero_first = true };
         int r;
 
         if (!a->bus)
-                return errf(err, errlen, -ENOTCONN, "no connection to systemd to confine %s", unit);
-        r = bus_unit_cgroup(a->bus, unit, cg, cglen, err, errlen);
+                return errf(err, errlen, -ENOTCONN, "no connection to systemd to %s %s", cpus ? "confine" : "widen",
+                            unit);
+        r = bus_confine_unit(a->bus, &req, a->done, a->zero, a->userdata);
         if (r < 0)
-                return r;
-        if (moved && cg[0])
-                (void) cgroup_set_scheduled(a->cgroup_root, cg, 0);
-        r = bus_set_unit_cpus(a->bus, unit, cpus, err, errlen);
-        if (r < 0) {
-                if (cg[0])
-                        (void) cgroup_set_scheduled(a->cgroup_root, cg, 0);
-                return r;
-        }
-        if (!cg[0])
-                return APPLIED_WAITING; /* re-applied when the unit starts (JobRemoved) */
-        /* PID 1 realizes cgroup settings from its own event loop, after
-         * the method returned: confinement must be visible before the
-         * group is coscheduled, and if it is not yet, the caller asks
-         * again later rather than wait here. */
-        return apply_confined(a, cg, level, cpus, err, errlen);
+                return errf(err, errlen, r, "asking systemd about %s: %s", unit, strerror(-r));
+        return APPLIED_ASKING;
 }
 
-int apply_place(const struct apply_ctx *a, enum group_kind kind, const char *target, int level,
-                const struct cpuset *cpus, bool moved, char *cg, size_t cglen, char *err, size_t errlen) {
+int apply_place(const struct apply_ctx *a, const char *key, enum group_kind kind, const char *target, int level,
+                const struct cpuset *cpus, bool moved, const char *known_cg, char *err, size_t errlen) {
         int r;
 
         if (kind == KIND_CGROUP) {
-                snprintf(cg, cglen, "%s", target);
                 r = place_cgroup(a, target, level, cpus, moved, err, errlen);
                 return r < 0 ? r : APPLIED;
         }
-        return place_unit(a, target, level, cpus, moved, cg, cglen, err, errlen);
+        if (moved)
+                apply_zero(a->cgroup_root, known_cg);
+        return ask_systemd(a, key, target, cpus, err, errlen);
 }
 
-int apply_unplace(const struct apply_ctx *a, enum group_kind kind, const char *target, const char *known_cg,
-                  char *err, size_t errlen) {
-        char cg[1025] = "";
+int apply_unplace(const struct apply_ctx *a, const char *key, enum group_kind kind, const char *target,
+                  const char *known_cg, char *err, size_t errlen) {
         int r;
 
-        if (kind == KIND_CGROUP)
-                snprintf(cg, sizeof(cg), "%s", target);
-        else if (a->bus && bus_unit_cgroup(a->bus, target, cg, sizeof(cg), NULL, 0) < 0)
-                cg[0] = 0;
-        if (!cg[0] && known_cg)
-                snprintf(cg, sizeof(cg), "%s", known_cg);
-
-        if (cg[0] && cgroup_exists(a->cgroup_root, cg)) {
-                r = cgroup_set_scheduled(a->cgroup_root, cg, 0);
-                if (r < 0 && r != -ENOENT)
-                        return errf(err, errlen, r, "writing 0 to %s/cpu.scheduled: %s", cg, strerror(-r));
+        if (kind != KIND_CGROUP) {
+                /* The unit's cgroup as last seen now, the one systemd names
+                 * again before it widens (the zero hook). */
+                apply_zero(a->cgroup_root, known_cg ? known_cg : "");
+                return ask_systemd(a, key, target, NULL, err, errlen);
         }
-        if (kind == KIND_CGROUP) {
-                if (!cgroup_exists(a->cgroup_root, cg))
-                        return 0;
-                r = cgroup_set_cpus(a->cgroup_root, cg, NULL);
-                if (r < 0)
-                        return errf(err, errlen, r, "widening %s/cpuset.cpus: %s", cg, strerror(-r));
+        if (!cgroup_exists(a->cgroup_root, target))
                 return 0;
-        }
-        if (!a->bus)
-                return errf(err, errlen, -ENOTCONN, "no connection to systemd to widen %s", target);
-        return bus_set_unit_cpus(a->bus, target, NULL, err, errlen);
+        r = cgroup_set_scheduled(a->cgroup_root, target, 0);
+        if (r < 0 && r != -ENOENT)
+                return errf(err, errlen, r, "writing 0 to %s/cpu.scheduled: %s", target, strerror(-r));
+        r = cgroup_set_cpus(a->cgroup_root, target, NULL);
+        if (r < 0)
+                return errf(err, errlen, r, "widening %s/cpuset.cpus: %s", target, strerror(-r));
+        return 0;
 }

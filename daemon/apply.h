@@ -9,32 +9,42 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <systemd/sd-bus.h>
-
+#include "bus.h"
 #include "config.h"
 #include "cpuset.h"
 
 struct apply_ctx {
         const char *cgroup_root;
-        sd_bus *bus;            /* NULL: units cannot be confined */
+        struct bus *bus;        /* NULL: units cannot be confined */
+        /* Units: systemd's answer, and the hook that sets a unit's
+         * cpu.scheduled to 0 (apply_zero) before its CPUs change. */
+        bus_unit_done_t done;
+        bus_unit_hook_t zero;
+        void *userdata;
 };
 
 enum apply_result {
         APPLIED,
-        APPLIED_WAITING,        /* confined via systemd; the unit has no cgroup yet */
         APPLIED_CONFINING,      /* AllowedCPUs= asked for, cpuset.cpus does not show it yet: not
                                  * coscheduled; err says why, apply_confined() finishes the job */
+        APPLIED_ASKING,         /* a unit: systemd was asked; a->done gets the answer, then
+                                 * apply_confined() on the cgroup it names */
 };
 
-/* cg: the cgroup used, returned (relative to the root). Returns
- * enum apply_result or -errno with err filled. Never waits: PID 1 realizes
- * AllowedCPUs= when it gets to it, and the caller's event loop must go on. */
-int apply_place(const struct apply_ctx *a, enum group_kind kind, const char *target, int level,
-                const struct cpuset *cpus, bool moved, char *cg, size_t cglen, char *err, size_t errlen);
+/* Raw cgroups: confine and coschedule now; cg is target. Units: ask
+ * systemd (asynchronously: PID 1 may be slow or hung, and the caller's
+ * event loop must go on), after setting known_cg's cpu.scheduled to 0 if
+ * moved. Returns enum apply_result or -errno with err filled. */
+int apply_place(const struct apply_ctx *a, const char *key, enum group_kind kind, const char *target, int level,
+                const struct cpuset *cpus, bool moved, const char *known_cg, char *err, size_t errlen);
+/* cpu.scheduled 0 in cg, if it exists ("" : none). */
+void apply_zero(const char *cgroup_root, const char *cg);
 /* A unit's second half: once cg's cpuset.cpus shows cpus, set it coscheduled
  * (APPLIED); until then keep it at 0 and return APPLIED_CONFINING with err
  * saying what cpuset.cpus shows. Or -errno. */
 int apply_confined(const struct apply_ctx *a, const char *cg, int level, const struct cpuset *cpus, char *err,
                    size_t errlen);
-int apply_unplace(const struct apply_ctx *a, enum group_kind kind, const char *target, const char *known_cg,
-                  char *err, size_t errlen);
+/* 0 first, then widen; for a unit the widening is asked of systemd
+ * (APPLIED_ASKING, a->done gets the answer with cpus NULL). */
+int apply_unplace(const struct apply_ctx *a, const char *key, enum group_kind kind, const char *target,
+                  const char *known_cg, char *err, size_t errlen);

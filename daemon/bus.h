@@ -1,21 +1,56 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The systemd (PID 1) D-Bus client: confine units through systemd, which
- * owns their cgroups, and learn where their cgroups are. */
+/*
+ * The systemd (PID 1) D-Bus client: confine units through systemd, which
+ * owns their cgroups, and learn where their cgroups are. Every call is
+ * asynchronous: PID 1 can be slow or hung, and the daemon's event loop
+ * (which also sends the watchdog pings) must never wait for it. One
+ * operation per unit is in flight at a time; unit object paths are cached.
+ */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <systemd/sd-bus.h>
 
 #include "cpuset.h"
 
-int bus_open(sd_bus **ret);
-/* The unit's cgroup relative to the cgroup root; "" if it has none now
- * (inactive). Loads the unit if needed. */
-int bus_unit_cgroup(sd_bus *bus, const char *unit, char *cg, size_t len, char *err, size_t errlen);
-/* AllowedCPUs= (runtime) and, if the unit sets none, CPUWeight=100 so that
- * systemd enables the cpu controller that cpu.scheduled lives in.
- * cpus NULL: reset AllowedCPUs= to all CPUs. Skips the call if already so. */
-int bus_set_unit_cpus(sd_bus *bus, const char *unit, const struct cpuset *cpus, char *err, size_t errlen);
+/* PID 1 answers these in milliseconds; this long means it is hung. */
+#define BUS_TIMEOUT_USEC (5 * 1000 * 1000)
+
+struct bus;
+
+struct bus_unit_request {
+        const char *key;                /* the caller's name for it (the group) */
+        const char *unit;
+        const struct cpuset *cpus;      /* AllowedCPUs=; NULL: reset to all CPUs (release) */
+        bool zero_first;                /* call before_set with the unit's cgroup first */
+};
+
+struct bus_unit_result {
+        const char *key, *unit;
+        const struct cpuset *cpus;      /* as requested */
+        int r;                          /* 0 or -errno */
+        const char *cgroup;             /* the unit's ControlGroup, "" if it has none (inactive) */
+        const char *error;              /* r < 0: what failed */
+};
+
+typedef void (*bus_unit_done_t)(void *userdata, const struct bus_unit_result *res);
+/* Called with the unit's cgroup ("" if none) before AllowedCPUs= changes. */
+typedef void (*bus_unit_hook_t)(void *userdata, const char *cgroup);
+
+int bus_open(struct bus **ret);
+void bus_free(struct bus *b);
+sd_bus *bus_sd(struct bus *b);
+/* Asks for AllowedCPUs= (runtime) and, if the unit sets none, CPUWeight=100
+ * so that systemd enables the cpu controller that cpu.scheduled lives in;
+ * skips the change if the unit has it already. done is called once, from
+ * the bus's event processing, unless a later request for the same unit
+ * replaced this one. Returns 0 (started), 1 (the same request is in flight
+ * already: left to finish) or -errno. */
+int bus_confine_unit(struct bus *b, const struct bus_unit_request *req, bus_unit_done_t done, bus_unit_hook_t before_set,
+                     void *userdata);
+/* Operations in flight. */
+size_t bus_pending(const struct bus *b);
 /* Call handler on every systemd JobRemoved (a unit started, stopped, restarted). */
-int bus_subscribe(sd_bus *bus, sd_bus_message_handler_t handler, void *userdata);
+int bus_subscribe(struct bus *b, sd_bus_message_handler_t handler, void *userdata);

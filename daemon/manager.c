@@ -120,8 +120,9 @@ void manager_free(struct manager *m) {
         sd_event_source_unref(m->timer);
         sd_event_source_unref(m->defer);
         sd_event_source_unref(m->confine);
+        sd_event_source_unref(m->publish);
         sd_device_monitor_unref(m->monitor);
-        sd_bus_flush_close_unref(m->bus);
+        bus_free(m->bus);
         sd_event_unref(m->event);
         config_free(&m->config);
         if (m->have_topo)
@@ -136,20 +137,23 @@ static bool same_target(const struct state_entry *e, const struct group_config *
         return e->kind == g->kind && !strcmp(e->target, g->target);
 }
 
-/* Groups that held CPUs and no longer will: coscheduling off, then widen. */
+/* Groups that held CPUs and no longer will: coscheduling off, then widen
+ * (for units, systemd's answer is logged by on_unit_answer). */
 static void unplace_gone(struct manager *m, const struct apply_ctx *a, const struct placement_result *res) {
         for (size_t i = 0; i < m->st.n; i++) {
                 const struct state_entry *e = &m->st.e[i];
                 const struct group_config *g = config_find_group(&m->config, e->name);
                 char err[512];
+                int r;
 
                 if (cpuset_empty(&e->cpus))
                         continue;
                 if (g && same_target(e, g) && res[g - m->config.groups].state == GROUP_PLACED)
                         continue;
-                if (apply_unplace(a, e->kind, e->target, e->cgroup, err, sizeof(err)) < 0)
+                r = apply_unplace(a, e->name, e->kind, e->target, e->cgroup, err, sizeof(err));
+                if (r < 0)
                         log_group(LOG_WARNING, e->name, "releasing %s: %s", e->target, err);
-                else
+                else if (r == APPLIED)
                         log_group(LOG_INFO, e->name, "released %s", e->target);
         }
 }
@@ -198,6 +202,7 @@ static void fill_entry(const struct manager *m, const struct group_config *g, co
         e->state = res->state;
         if (res->state == GROUP_PLACED)
                 e->cpus = res->cpus;
+        snprintf(e->note, sizeof(e->note), "%s", note);
         /* A rounded size is said with the state, so that the log and
          * coschedctl status show why the group got other CPUs than asked. */
         snprintf(e->reason, sizeof(e->reason), "%s%s%s", res->reason, res->reason[0] && note[0] ? "; " : "",
@@ -226,26 +231,85 @@ static void mark_waiting(const struct manager *m, struct state_entry *e, const c
                  CONFINE_TIMEOUT_USEC / 1000000, m->config.daemon.reconcile_sec);
 }
 
+static void set_placed(struct state_entry *e) {
+        e->state = GROUP_PLACED;
+        snprintf(e->reason, sizeof(e->reason), "%s", e->note);
+        e->waiting_since = 0;
+}
+
+/* A unit whose cgroup shows its CPUs: coschedule it; else wait for systemd. */
+static void unit_confined(const struct manager *m, struct state_entry *e, const struct state_entry *old, uint64_t now) {
+        struct apply_ctx a = { .cgroup_root = m->opt.cgroup_root };
+        char err[512];
+        int r;
+
+        r = apply_confined(&a, e->cgroup, e->level, &e->cpus, err, sizeof(err));
+        if (r == APPLIED)
+                set_placed(e);
+        else if (r < 0) {
+                e->state = GROUP_ERROR;
+                snprintf(e->reason, sizeof(e->reason), "%s", err);
+                e->waiting_since = 0;
+        } else {
+                e->waiting_since = waiting_since(old, e, now);
+                mark_waiting(m, e, err, now);
+        }
+}
+
+/* Placed where it already was: it stays placed while systemd is asked
+ * again (in the background), and its cpu.scheduled is repaired now. */
+static bool unit_steady(const struct state_entry *old, const struct state_entry *e) {
+        return old && old->state == GROUP_PLACED && old->kind == e->kind && !strcmp(old->target, e->target) &&
+               old->level == e->level && cpuset_equal(&old->cpus, &e->cpus);
+}
+
+static void apply_unit(struct manager *m, const struct apply_ctx *a, const struct placement_result *res,
+                       struct state_entry *e) {
+        const struct state_entry *old = state_find(&m->st, e->name);
+        char err[512], cpus[4096];
+        int r;
+
+        if (old && old->kind == e->kind && !strcmp(old->target, e->target))
+                snprintf(e->cgroup, sizeof(e->cgroup), "%s", old->cgroup);
+        r = apply_place(a, e->name, e->kind, e->target, e->level, &e->cpus, res->moved, e->cgroup, err, sizeof(err));
+        if (r < 0) {
+                e->state = GROUP_ERROR;
+                snprintf(e->reason, sizeof(e->reason), "%s", err);
+                return;
+        }
+        if (unit_steady(old, e)) {
+                snprintf(e->reason, sizeof(e->reason), "%s", old->reason);
+                if (e->cgroup[0])
+                        unit_confined(m, e, old, now_usec());
+                return;
+        }
+        /* Not coscheduled until systemd says where its cgroup is and that
+         * cgroup shows the CPUs. */
+        e->state = GROUP_WAITING;
+        e->asking = true;
+        e->waiting_since = waiting_since(old, e, now_usec());
+        snprintf(e->reason, sizeof(e->reason), "asked systemd for AllowedCPUs=%s, no answer yet",
+                 cpuset_format(&e->cpus, cpus, sizeof(cpus)));
+}
+
 static void apply_group(struct manager *m, const struct apply_ctx *a, size_t i, const struct placement_request *req,
                         const struct placement_result *res, struct state_entry *e) {
         const struct group_config *g = &m->config.groups[i];
         char err[512];
-        uint64_t now;
         int r;
 
         if (res->state != GROUP_PLACED)
                 return;
-        r = apply_place(a, g->kind, g->target, req->level, &res->cpus, res->moved, e->cgroup, sizeof(e->cgroup), err,
+        if (g->kind != KIND_CGROUP) {
+                apply_unit(m, a, res, e);
+                return;
+        }
+        snprintf(e->cgroup, sizeof(e->cgroup), "%s", g->target);
+        r = apply_place(a, g->name, g->kind, g->target, req->level, &res->cpus, res->moved, g->target, err,
                         sizeof(err));
         if (r < 0) {
                 e->state = GROUP_ERROR;
                 snprintf(e->reason, sizeof(e->reason), "%s", err);
-        } else if (r == APPLIED_WAITING)
-                snprintf(e->reason, sizeof(e->reason), "confined; waiting for the unit to start");
-        else if (r == APPLIED_CONFINING) {
-                now = now_usec();
-                e->waiting_since = waiting_since(state_find(&m->st, g->name), e, now);
-                mark_waiting(m, e, err, now);
         }
 }
 
@@ -290,29 +354,22 @@ static void arm_confine(struct manager *m) {
 /* Waiting groups that systemd has confined by now get cpu.scheduled;
  * the others wait on, or time out. No bus calls: only cgroupfs reads. */
 static void check_waiting(struct manager *m) {
-        struct apply_ctx a = { .cgroup_root = m->opt.cgroup_root, .bus = m->bus };
         uint64_t now = now_usec();
         bool changed = false;
 
         for (size_t i = 0; i < m->st.n; i++) {
                 struct state_entry *e = &m->st.e[i], old;
-                char err[512];
-                int r;
 
                 if (e->state != GROUP_WAITING)
                         continue;
                 old = *e;
-                r = apply_confined(&a, e->cgroup, e->level, &e->cpus, err, sizeof(err));
-                if (r == APPLIED) {
-                        e->state = GROUP_PLACED;
-                        e->reason[0] = 0;
-                        e->waiting_since = 0;
-                } else if (r < 0) {
-                        e->state = GROUP_ERROR;
-                        snprintf(e->reason, sizeof(e->reason), "%s", err);
-                        e->waiting_since = 0;
+                if (e->asking) {
+                        char why[sizeof(e->reason)];
+                        /* The reason without a previous "; waited" suffix. */
+                        snprintf(why, sizeof(why), "%.*s", (int) strcspn(e->reason, ";"), e->reason);
+                        mark_waiting(m, e, why, now);
                 } else
-                        mark_waiting(m, e, err, now);
+                        unit_confined(m, e, &old, now);
                 if (e->state != old.state) {
                         log_transition(&old, e);
                         changed = true;
@@ -322,9 +379,70 @@ static void check_waiting(struct manager *m) {
                 publish(m);
 }
 
+/* Checkpoint and STATUS= once per loop iteration, not once per answer:
+ * a thousand units answer one after the other. */
+static void publish_later(struct manager *m) {
+        if (m->publish)
+                sd_event_source_set_enabled(m->publish, SD_EVENT_ONESHOT);
+        else
+                m->dirty = true; /* --once: manager_once publishes */
+}
+
+static void log_release(const struct bus_unit_result *res) {
+        if (res->r < 0)
+                log_group(LOG_WARNING, res->key, "releasing %s: %s", res->unit, res->error);
+        else
+                log_group(LOG_INFO, res->key, "released %s", res->unit);
+}
+
+/* systemd answered about a unit (from the bus's event processing). The
+ * answer counts only if the group is still placed there. */
+static void on_unit_answer(void *userdata, const struct bus_unit_result *res) {
+        struct manager *m = userdata;
+        struct state_entry *e, old;
+
+        if (!res->cpus) {
+                log_release(res);
+                return;
+        }
+        e = state_find(&m->st, res->key);
+        if (!e || e->kind == KIND_CGROUP || strcmp(e->target, res->unit) || !cpuset_equal(&e->cpus, res->cpus) ||
+            e->state == GROUP_PENDING)
+                return;
+        old = *e;
+        e->asking = false;
+        if (res->r < 0) {
+                e->state = GROUP_ERROR;
+                snprintf(e->reason, sizeof(e->reason), "%s", res->error);
+                e->waiting_since = 0;
+        } else if (!res->cgroup[0]) {
+                /* Re-applied when the unit starts (JobRemoved). */
+                e->cgroup[0] = 0;
+                set_placed(e);
+                snprintf(e->reason, sizeof(e->reason), "confined; waiting for the unit to start");
+        } else {
+                snprintf(e->cgroup, sizeof(e->cgroup), "%s", res->cgroup);
+                unit_confined(m, e, &old, now_usec());
+        }
+        log_transition(&old, e);
+        publish_later(m);
+        arm_confine(m);
+}
+
+static void on_unit_zero(void *userdata, const char *cg) {
+        struct manager *m = userdata;
+
+        apply_zero(m->opt.cgroup_root, cg);
+}
+
+static struct apply_ctx apply_ctx_of(struct manager *m) {
+        return (struct apply_ctx) { .cgroup_root = m->opt.cgroup_root, .bus = m->bus, .done = on_unit_answer,
+                                    .zero = on_unit_zero, .userdata = m };
+}
+
 int manager_reconcile(struct manager *m) {
         size_t n = m->config.ngroups;
-        struct apply_ctx a = { .cgroup_root = m->opt.cgroup_root, .bus = m->bus };
+        struct apply_ctx a = apply_ctx_of(m);
         struct placement_request *req = calloc(n ? n : 1, sizeof(*req));
         struct placement_result *res = calloc(n ? n : 1, sizeof(*res));
         char (*errbuf)[320] = calloc(n ? n : 1, sizeof(*errbuf));
@@ -374,19 +492,34 @@ out:
         return r;
 }
 
-int manager_once(struct manager *m) {
+/* --once has no loop: take systemd's answers (or their time-outs) here. */
+static void once_step(struct manager *m) {
         struct timespec step = { 0, CONFINE_POLL_USEC * 1000 };
+        sd_bus *bus = m->bus ? bus_sd(m->bus) : NULL;
+
+        if (!bus_pending(m->bus)) {
+                nanosleep(&step, NULL);
+                return;
+        }
+        while (sd_bus_process(bus, NULL) > 0)
+                ;
+        if (bus_pending(m->bus))
+                (void) sd_bus_wait(bus, CONFINE_POLL_USEC);
+}
+
+int manager_once(struct manager *m) {
         int r;
 
         r = manager_reconcile(m);
         if (r < 0)
                 return r;
-        /* No loop to block here, and nothing else would finish them:
-         * wait as long as the loop would. */
-        while (count_state(&m->st, GROUP_WAITING)) {
-                nanosleep(&step, NULL);
+        /* Nothing else would finish them: wait as long as the loop would. */
+        while (bus_pending(m->bus) || count_state(&m->st, GROUP_WAITING)) {
+                once_step(m);
                 check_waiting(m);
         }
+        if (m->dirty)
+                publish(m);
         return 0;
 }
 
@@ -399,6 +532,12 @@ static int on_confine(sd_event_source *s, uint64_t usec, void *userdata) {
         (void) usec;
         check_waiting(m);
         arm_confine(m);
+        return 0;
+}
+
+static int on_publish(sd_event_source *s, void *userdata) {
+        (void) s;
+        publish(userdata);
         return 0;
 }
 
@@ -499,6 +638,10 @@ static int setup_events(struct manager *m) {
         if (r < 0)
                 return r;
         sd_event_source_set_enabled(m->defer, SD_EVENT_OFF);
+        r = sd_event_add_defer(m->event, &m->publish, on_publish, m);
+        if (r < 0)
+                return r;
+        sd_event_source_set_enabled(m->publish, SD_EVENT_OFF);
         /* 1 ms accuracy: the default 250 ms would dwarf the poll interval. */
         r = sd_event_add_time_relative(m->event, &m->confine, CLOCK_MONOTONIC, CONFINE_POLL_USEC, 1000, on_confine, m);
         if (r < 0)
@@ -510,7 +653,7 @@ static int setup_events(struct manager *m) {
                 log_warning("watchdog: %s", strerror(-r));
 
         if (m->bus) {
-                r = sd_bus_attach_event(m->bus, m->event, 0);
+                r = sd_bus_attach_event(bus_sd(m->bus), m->event, 0);
                 if (r >= 0)
                         r = bus_subscribe(m->bus, on_job_removed, m);
                 if (r < 0)

@@ -6,6 +6,7 @@
 #include <systemd/sd-device.h>
 #include <systemd/sd-event.h>
 
+#include "bus.h"
 #include "config.h"
 #include "state.h"
 #include "topology.h"
@@ -29,10 +30,12 @@ struct manager {
         char online[4096];              /* last /sys/devices/system/cpu/online, to spot hotplug cheaply */
         struct state st;                /* the current placement, as checkpointed */
         sd_event *event;
-        sd_bus *bus;
+        struct bus *bus;
         sd_event_source *timer;
         sd_event_source *defer;
         sd_event_source *confine;       /* looks for systemd's confinement of waiting groups */
+        sd_event_source *publish;       /* checkpoint and STATUS= after systemd's answers */
+        bool dirty;                     /* --once: an answer changed a group, publish at the end */
         sd_device_monitor *monitor;
         char last_reload_error[128];
         int running_fd;                 /* the lock that tells coschedctl the checkpoint is live; -1 */

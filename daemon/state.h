@@ -30,6 +30,8 @@ struct state_entry {
         char reason[320];
         uint64_t waiting_since;         /* daemon only, not checkpointed: CLOCK_MONOTONIC usec when it began to
                                          * wait for systemd's confinement; 0 if not waiting */
+        bool asking;                    /* daemon only: systemd was asked, has not answered */
+        char note[160];                 /* daemon only: the reason of a placed group (CPUs= rounding) */
 };
 
 struct state {

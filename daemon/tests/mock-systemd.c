@@ -16,6 +16,9 @@
  * coscheduled the group before it was confined.
  * --notify-socket: PID 1's other half, the sd_notify socket: every line
  * received is logged with the wall clock in ms ("notify MS WATCHDOG=1").
+ * SIGUSR1: PID 1 hangs: method calls (LoadUnit, GetAll, Get,
+ * SetUnitProperties...) get no answer, ever ("ignored MEMBER" in the log);
+ * the notify socket is still read. SIGUSR2: it answers again.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,6 +54,7 @@ static const char *cg_root;
 static FILE *logf;
 static sd_event *ev;
 static uint64_t realize_delay_usec;
+static bool hung;
 
 static struct unit *find(const char *name) {
         for (int i = 0; i < nunits; i++)
@@ -206,6 +210,25 @@ static int find_unit(sd_bus *bus, const char *path, const char *iface, void *use
         return *found ? 1 : 0;
 }
 
+/* Before dispatch: while hung, a method call is dropped unanswered, as a
+ * PID 1 stuck in its own loop would leave it. */
+static int filter(sd_bus_message *m, void *userdata, sd_bus_error *e) {
+        (void) userdata, (void) e;
+        if (!hung || !sd_bus_message_is_method_call(m, NULL, NULL))
+                return 0;
+        fprintf(logf, "ignored %s\n", sd_bus_message_get_member(m));
+        fflush(logf);
+        return 1;
+}
+
+static int on_hang(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) s, (void) userdata;
+        hung = si->ssi_signo == SIGUSR1;
+        fprintf(logf, "%s\n", hung ? "hung" : "answering");
+        fflush(logf);
+        return 0;
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("LoadUnit", "s", "o", method_load_unit, 0),
@@ -301,14 +324,22 @@ int main(int argc, char **argv) {
         }
         sigemptyset(&ss);
         sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGUSR1);
+        sigaddset(&ss, SIGUSR2);
         sigprocmask(SIG_BLOCK, &ss, NULL);
         r = sd_event_default(&ev);
         if (r >= 0)
                 r = sd_event_add_signal(ev, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(ev, NULL, SIGUSR1, on_hang, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(ev, NULL, SIGUSR2, on_hang, NULL);
         if (r >= 0 && notify)
                 r = listen_notify(notify);
         if (r >= 0)
                 r = sd_bus_open_system(&bus);
+        if (r >= 0)
+                r = sd_bus_add_filter(bus, NULL, filter, NULL);
         if (r >= 0)
                 r = sd_bus_add_object_vtable(bus, NULL, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
                                              manager_vtable, NULL);

@@ -6,7 +6,10 @@
 # Then a PID 1 slow to realize AllowedCPUs= (bus-slow-*): the event loop
 # goes on (watchdog pings on time), each group is coscheduled only once its
 # cpuset.cpus shows the placement, and one systemd never confines is an
-# error, retried every ReconcileSec.
+# error, retried every ReconcileSec. Last a PID 1 that stops answering
+# (bus-hung-*): every call to it is asynchronous, so the loop, its
+# reloads and its watchdog go on, placed groups stay, and a group added
+# meanwhile is placed once PID 1 answers again.
 cd "$(dirname "$0")/.." || exit 1
 if ! command -v dbus-daemon >/dev/null 2>&1; then
         # make deps installs it: a missing bus daemon is a set-up failure.
@@ -195,4 +198,60 @@ gap=$({ echo $start; sed -n 's/^notify \([0-9]*\) WATCHDOG=1$/\1/p' $T/mock2.log
         awk 'NR > 1 && $1 - p > max { max = $1 - p } { p = $1 } END { print max + 0 }')
 if [ "$pings" -ge 2 ] && [ "$gap" -lt 2000 ]; then pass "bus-slow-watchdog-on-time ($pings pings, longest gap ${gap} ms)"
 else failt bus-slow-watchdog-on-time "$pings pings in $((end - start)) ms, longest gap $gap ms (WATCHDOG_USEC 2000 ms)"; fi
+
+# PID 1 hangs (the mock drops every method call while it has SIGUSR1):
+# a reload that needs it must not stall the loop.
+kill $MOCKPID; wait $MOCKPID; MOCKPID=
+s=$T/sys
+mkdir -p $T/cg3
+units=
+for u in h1 h2 new; do
+        mkdir -p $T/cg3/$u.slice
+        : > $T/cg3/$u.slice/cpuset.cpus
+        echo 0 > $T/cg3/$u.slice/cpu.scheduled
+        units="$units $u.slice=/$u.slice"
+done
+printf '[daemon]\nReconcileSec=1\n\n[h1]\nSlice=h1.slice\nLevel=core\nSpans=1\n\n[h2]\nSlice=h2.slice\nLevel=core\nSpans=1\n' > $T/c3.conf
+./tests/mock-systemd --notify-socket=$T/notify3 $T/cg3 $T/mock3.log $units &
+MOCKPID=$!
+waitfor 'grep -q ready $T/mock3.log 2>/dev/null' || { failt bus-hung "mock did not start"; exit 1; }
+C="./coschedctl --state-dir=$T/state3 --sysfs-root=$s --cgroup-root=$T/cg3"
+start=$(date +%s%3N)
+NOTIFY_SOCKET=$T/notify3 WATCHDOG_USEC=2000000 ./coschedd --sysfs-root=$s --cgroup-root=$T/cg3 --state-dir=$T/state3 \
+        --config=$T/c3.conf 2>$T/d3.log &
+DPID=$!
+sched() { cat $T/cg3/$1.slice/cpu.scheduled; }
+waitfor '[ "$(sched h1) $(sched h2)" = "1 1" ]' || failt bus-hung "h1, h2 not placed: $(tail -2 $T/d3.log | tr '\n' '|')"
+kill -USR1 $MOCKPID
+waitfor 'grep -q "^hung$" $T/mock3.log'
+printf '\n[new]\nSlice=new.slice\nLevel=core\nSpans=1\n' >> $T/c3.conf
+hup=$(date +%s%3N)
+kill -HUP $DPID
+sleep 3
+# The reload finished (READY=1 again) at once, though PID 1 never answered.
+ready=$(sed -n 's/^notify \([0-9]*\) READY=1$/\1/p' $T/mock3.log | awk -v h=$hup '$1 >= h { print $1 - h; exit }')
+out=$($C status); rc=$?
+if [ -n "$ready" ] && [ "$ready" -lt 1000 ] && grep -q '^ignored ' $T/mock3.log; then
+        pass "bus-hung-reload-does-not-wait (READY=1 ${ready} ms after SIGHUP)"
+else failt bus-hung-reload-does-not-wait "READY=1 after SIGHUP: '${ready}' ms; $(grep -c '^ignored' $T/mock3.log) calls ignored"; fi
+# Placed groups stay placed and coscheduled; the new one is an error
+# (not coscheduled), saying systemd does not answer.
+if [ $rc = 1 ] && [ "$(sched h1) $(sched h2) $(sched new)" = "1 1 0" ] &&
+   echo "$out" | grep -q '^h1 .* placed *$' &&
+   echo "$out" | grep -q '^new .* error  *asked systemd for AllowedCPUs=[0-9-]*, no answer yet; waited 2s'; then
+        pass bus-hung-placed-groups-stay
+else failt bus-hung-placed-groups-stay "rc=$rc $(sched h1) $(sched h2) $(sched new); $(echo "$out" | tr '\n' '|')"; fi
+kill -USR2 $MOCKPID
+# Its calls time out (5 s) and the next reconcile asks again.
+if waitfor '[ "$(sched new)" = 1 ]' && $C status >/dev/null; then pass bus-hung-then-answers
+else failt bus-hung-then-answers "$($C status | grep '^new')"; fi
+kill -TERM $DPID
+end=$(date +%s%3N)
+waitfor '! kill -0 $DPID 2>/dev/null' || kill -KILL $DPID
+wait $DPID 2>/dev/null; DPID=
+pings=$(grep -c ' WATCHDOG=1$' $T/mock3.log)
+gap=$({ echo $start; sed -n 's/^notify \([0-9]*\) WATCHDOG=1$/\1/p' $T/mock3.log; echo $end; } |
+        awk 'NR > 1 && $1 - p > max { max = $1 - p } { p = $1 } END { print max + 0 }')
+if [ "$pings" -ge 3 ] && [ "$gap" -lt 2000 ]; then pass "bus-hung-watchdog-on-time ($pings pings in $((end - start)) ms, longest gap ${gap} ms)"
+else failt bus-hung-watchdog-on-time "$pings pings in $((end - start)) ms, longest gap $gap ms (WATCHDOG_USEC 2000 ms)"; fi
 exit $fail
