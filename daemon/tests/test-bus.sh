@@ -144,10 +144,13 @@ DPID=$!
 allowed() { sed -n "s/^SetUnitProperties $1.slice AllowedCPUs=//p" $T/mock2.log | tail -1; }
 
 if waitfor 'grep -q " READY=1$" $T/mock2.log'; then
+        # First "asked systemd ..., no answer yet", then, once PID 1
+        # answered, what cpuset.cpus shows.
+        waitfor '$C status | grep -q "^stuck .* waiting  *systemd has not applied AllowedCPUs=$(allowed stuck) to"'
+        why="systemd has not applied AllowedCPUs=$(allowed stuck) to /stuck.slice yet (cpuset.cpus: No such file"
         out=$($C status)
         ver=$($C verify); rc=$?
         first=$(grep -m1 ' STATUS=' $T/mock2.log | sed 's/.* STATUS=//')
-        why="systemd has not applied AllowedCPUs=$(allowed stuck) to /stuck.slice yet (cpuset.cpus: No such file"
         if [ "$first" = "0 placed, 0 pending, 0 error, 21 waiting for systemd" ] &&
            echo "$out" | grep -q "^stuck .* waiting  *$why" && [ $rc = 0 ] && echo "$ver" | grep -q "^stuck .* waiting: $why"; then
                 pass bus-slow-status-waiting
