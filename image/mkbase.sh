@@ -83,8 +83,20 @@ echo "image: debootstrap from $MIRROR${DEBIAN_MIRROR:+ (DEBIAN_MIRROR)}"
 
 pkgs=$(grep -v '^\s*\(#\|$\)' "$HERE/packages.list" | paste -sd, -)
 rm -rf "$DIR"
-debootstrap --variant=minbase --include="$pkgs" bookworm "$DIR" "$MIRROR" \
-	> "$DIR.log" 2>&1 || { tail -20 "$DIR.log" >&2; echo "image: debootstrap failed, see $DIR.log" >&2; exit 1; }
+# A mirror caught between two syncs serves a Release that its signature
+# does not match ("Invalid Release signature"): try once more.
+for try in 1 2; do
+	debootstrap --variant=minbase --include="$pkgs" bookworm "$DIR" "$MIRROR" \
+		> "$DIR.log" 2>&1 && break
+	if [ $try = 2 ]; then
+		tail -20 "$DIR.log" >&2
+		echo "image: debootstrap failed, see $DIR.log" >&2
+		exit 1
+	fi
+	echo "image: debootstrap failed ($(grep '^E:' "$DIR.log" | head -1)); trying once more in 30 s"
+	sleep 30
+	rm -rf "$DIR"
+done
 
 echo cosched-guest > "$DIR/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tcosched-guest\n' > "$DIR/etc/hosts"
