@@ -5,6 +5,7 @@
 #   make test     host unit tests + guest tests in QEMU ("N passed, N failed")
 #   make run      boot the patched kernel to a root login on this terminal
 #   make bench    stock vs patched, coscheduled vs not: rates and ratios
+#   make peer-baseline   re-measure the peer suites' stock and =n baseline
 #
 # KERNEL=stock runs demo/test/run on the unpatched kernel (same config).
 
@@ -12,7 +13,7 @@ COSCHED_CACHE ?= $(HOME)/.cache/cosched
 KERNEL ?= patched
 export COSCHED_CACHE KERNEL
 
-.PHONY: all deps kernel kernel-patched kernel-stock image run demo test bench \
+.PHONY: all deps kernel kernel-patched kernel-stock image run demo test bench peer-baseline \
 	check-host check-series daemon clean distclean help
 
 all: kernel image
@@ -48,6 +49,12 @@ test:
 # Benchmarks: stock vs patched kernel, coscheduled vs not, ratios side by side.
 bench:
 	@tests/bench.sh
+
+# The kernel's selftests on the stock and the CONFIG_COSCHEDULING=n kernels
+# (built here, never by make test): writes tests/peer-baseline/, which the
+# peer-suite guest tests compare against.  About 25 minutes of boots.
+peer-baseline: deps
+	@tests/peer-baseline.sh
 
 check-host:
 	@GUEST=0 tests/run.sh

@@ -53,6 +53,11 @@ mkdir -p "$T/guest" "$T/bin" "$STAGE/etc/systemd/system/multi-user.target.wants"
 if [ -x "$CACHE/out/perf/perf" ]; then
 	install -m 0755 "$CACHE/out/perf/perf" "$T/bin/perf"
 fi
+# The kernel's selftests and their recorded stock baseline, for the
+# peer-suite tests (tests/peer-build.sh, tests/guest/7x-peer-*).
+"$TOP/tests/peer-build.sh" || die "selftests build failed (tests/peer-build.sh)"
+cp -a "$CACHE/out/selftests" "$T/selftests"
+[ ! -d "$TOP/tests/peer-baseline" ] || cp -a "$TOP/tests/peer-baseline" "$T/peer-baseline"
 cp -a "$TOP"/tests/guest/. "$T/guest/"
 install -m 0755 "$HERE/guest/cosched-guest-run" "$HERE/guest/cosched-demo" "$T/"
 install -m 0644 "$HERE/guest/cosched-guest.service" "$STAGE/etc/systemd/system/"

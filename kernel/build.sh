@@ -3,6 +3,8 @@
 #
 #   kernel/build.sh patched   Debian's 6.1 tree + kernel/series
 #   kernel/build.sh stock     the same tree, no patches, identical config
+#   kernel/build.sh cosched-n the patched tree with CONFIG_COSCHEDULING=n
+#                             (only make peer-baseline builds it)
 #
 # The source tree is a git repository in the cache: a pristine commit of
 # the tarball, then one commit per patch.  When the series changes the tree
@@ -11,8 +13,8 @@
 # Output: $COSCHED_CACHE/out/<flavour>/{bzImage,release,version}.
 set -euo pipefail
 
-FLAVOUR=${1:?usage: kernel/build.sh patched|stock}
-case $FLAVOUR in patched|stock) ;; *) echo "kernel: unknown flavour '$FLAVOUR'" >&2; exit 2;; esac
+FLAVOUR=${1:?usage: kernel/build.sh patched|stock|cosched-n}
+case $FLAVOUR in patched|stock|cosched-n) ;; *) echo "kernel: unknown flavour '$FLAVOUR'" >&2; exit 2;; esac
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
@@ -43,7 +45,7 @@ if ! flock -n 9; then
 fi
 
 tar_id=$(stat -c '%s-%Y' "$TARBALL")
-if [ "$FLAVOUR" = patched ]; then
+if [ "$FLAVOUR" != stock ]; then
 	series_id=$(cd "$HERE" && { cat series; grep -v '^\s*\(#\|$\)' series |
 		sed 's|^|patches/|' | xargs -r cat; } | sha256sum | cut -c1-16)
 else
@@ -74,7 +76,7 @@ apply_series() {
 	local p n=0 head tree series=$HERE/series
 	local idx="$SRC/.git/cosched-index"
 
-	[ "$FLAVOUR" = patched ] || series=/dev/null
+	[ "$FLAVOUR" != stock ] || series=/dev/null
 	head=$(git -C "$SRC" rev-parse pristine)
 	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
 	while read -r p; do
@@ -112,6 +114,10 @@ grep -qx '.cosched-\*' "$SRC/.git/info/exclude" 2>/dev/null ||
 # Configure: defconfig + kvm_guest.config + our fragments.  The result is
 # installed only if it differs, so an unchanged config costs no rebuild.
 mkdir -p "$BUILD" "$BUILD/cfg"
+if [ "$FLAVOUR" = cosched-n ]; then
+	echo '# CONFIG_COSCHEDULING is not set' > "$BUILD/cosched-n.config"
+	FRAGMENTS="$FRAGMENTS $BUILD/cosched-n.config"
+fi
 make -s -C "$SRC" O="$BUILD/cfg" defconfig >/dev/null
 "$SRC/scripts/kconfig/merge_config.sh" -m -O "$BUILD/cfg" "$BUILD/cfg/.config" \
 	"$SRC/kernel/configs/kvm_guest.config" $FRAGMENTS >/dev/null
@@ -126,6 +132,10 @@ for sym in MODULES VIRTIO_BLK EXT4_FS NET_9P_VIRTIO SCHED_SMT CGROUP_SCHED; do
 done
 if [ "$FLAVOUR" = patched ] && grep -q 'config COSCHEDULING' "$SRC/init/Kconfig" "$SRC"/kernel/Kconfig.* 2>/dev/null; then
 	grep -qx 'CONFIG_COSCHEDULING=y' "$BUILD/.config" || die "CONFIG_COSCHEDULING did not stick"
+fi
+if [ "$FLAVOUR" = cosched-n ]; then
+	grep -qx '# CONFIG_COSCHEDULING is not set' "$BUILD/.config" ||
+		die "cosched-n: the config does not say CONFIG_COSCHEDULING is not set"
 fi
 # The comparison is worthless if the stock kernel has the feature.
 if [ "$FLAVOUR" = stock ] && grep -q 'COSCHEDULING' "$BUILD/.config"; then

@@ -1,0 +1,110 @@
+#!/bin/bash
+# Runs the kernel's own selftests (tests/peer-build.sh installs them in
+# /usr/lib/cosched-tests/selftests) one suite after the other and writes
+# one line per test to OUT:
+#
+#   SUITE TEST RESULT        e.g. "cgroup/test_cpu test_cpucg_max fail"
+#
+# RESULT is pass, fail or skip; every suite also gets "SUITE (exit) CODE"
+# (124: killed by its timeout), so that a crash or a hang shows even where
+# the suite's own lines stop.  Not a test by itself: run.sh never lists it.
+# Used by the 7x-peer-* tests and, for the recorded stock and
+# CONFIG_COSCHEDULING=n baselines, by peer-measure.sh (make peer-baseline).
+#
+#   peer-suites.sh OUT [SUITE...]   default: every suite below
+#
+# Suites: test_cpu test_cpuset_prs test_core test_freezer test_kill
+# cs_prctl_test (and test_cpu_cosched: test_cpu with its groups
+# coscheduled, see tests/peer-cosched-cg.c).  The whole output of each
+# suite goes to stdout (the test's log), with its duration.
+set -u
+
+OUT=${1:?usage: peer-suites.sh OUT [SUITE...]}
+shift
+SUITES=${*:-test_cpu test_cpuset_prs test_core test_freezer test_kill cs_prctl_test}
+SELF=${COSCHED_SELFTESTS:-/usr/lib/cosched-tests/selftests}
+LIMIT=${PEER_SUITE_TIMEOUT:-300}	# seconds per suite
+: > "$OUT"
+
+# tap SUITE FILE: kselftest TAP lines ("ok N name", "not ok N name",
+# "ok N # SKIP name", "1..0 # SKIP why") to result lines.  A forked child
+# that exits with unflushed stdio can repeat lines: the first "ok N" wins.
+tap() {
+	awk -v s="$1" '
+	/^1\.\.0 # SKIP/ { print s, "(all)", "skip"; next }
+	/^(not )?ok [0-9]+ / {
+		fail = ($1 == "not"); i = fail ? 3 : 2; n = $i
+		if (n in seen) next
+		seen[n] = 1
+		rest = $0; sub(/^(not )?ok [0-9]+ /, "", rest)
+		res = fail ? "fail" : "pass"
+		if (rest ~ /^# SKIP/) { res = "skip"; sub(/^# SKIP */, "", rest) }
+		split(rest, w, " "); name = w[1]
+		if (name == "") name = "test" n
+		print s, name, res
+	}' "$2"
+}
+
+# cs_prctl_test: one "(LINE) PASSED: check" / "(LINE) FAILED: check" per
+# validate() in cs_prctl_test.c; each is one test, named by its line.
+prctl_checks() {
+	sed -n 's/^(\([0-9]*\)) \(PASSED\|FAILED\): .*/\1 \2/p' "$2" | awk -v s="$1" '
+	!seen[$1]++ { print s, "line" $1, ($2 == "PASSED" ? "pass" : "fail") }'
+}
+
+run_suite() {
+	local name=$1 suite bin log rc t0 secs
+	case $name in
+	cs_prctl_test) suite=sched/cs_prctl_test ;;
+	test_cpuset_prs) suite=cgroup/test_cpuset_prs.sh ;;
+	*) suite=cgroup/$name ;;
+	esac
+	bin=$SELF/$suite
+	log=$(mktemp)
+	echo "=== $suite (limit $LIMIT s)"
+	if [ ! -x "$bin" ]; then
+		echo "$suite: not installed in the image ($bin)"
+		echo "$suite (exit) missing" >> "$OUT"
+		return
+	fi
+	t0=$(date +%s.%N)
+	# Line-buffered: the suites fork, and a child exiting with a full
+	# stdio buffer would print the parent's lines a second time.
+	(cd "$(dirname "$bin")" && timeout -k 5 "$LIMIT" stdbuf -oL -eL "$bin") > "$log" 2>&1
+	rc=$?
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	cat "$log"
+	echo "=== $suite: exit $rc after $secs s"
+	case $name in
+	cs_prctl_test) prctl_checks "$suite" "$log" >> "$OUT" ;;
+	test_cpuset_prs)
+		# One test: the script stops at its first failed check.
+		if grep -q '^Test SKIPPED' "$log"; then
+			echo "$suite (all) skip"
+		elif [ $rc -eq 0 ]; then
+			echo "$suite (all) pass"
+		else
+			echo "$suite (all) fail"
+		fi >> "$OUT" ;;
+	*) tap "$suite" "$log" >> "$OUT" ;;
+	esac
+	echo "$suite (exit) $rc" >> "$OUT"
+	echo "$suite (seconds) $secs" >> "$OUT.seconds"
+	rm -f "$log"
+}
+
+: > "$OUT.seconds"
+for s in $SUITES; do
+	run_suite "$s"
+done
+# test_cpuset_prs.sh takes CPUs offline and back: make sure they are back.
+off=$(cat /sys/devices/system/cpu/offline 2>/dev/null)
+if [ -n "$off" ]; then
+	echo "WARNING: CPUs $off still offline after the suites; bringing them back"
+	for c in $(awk -v RS=, '{ n = split($0, r, "-"); for (i = r[1]; i <= r[n]; i++) print i }' <<< "$off"); do
+		echo 1 > "/sys/devices/system/cpu/cpu$c/online"
+	done
+	echo "peer-suites (cpus-online) fail" >> "$OUT"
+else
+	echo "peer-suites (cpus-online) pass" >> "$OUT"
+fi
