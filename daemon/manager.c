@@ -266,7 +266,8 @@ static bool unit_steady(const struct state_entry *old, const struct state_entry 
 static void apply_unit(struct manager *m, const struct apply_ctx *a, const struct placement_result *res,
                        struct state_entry *e) {
         const struct state_entry *old = state_find(&m->st, e->name);
-        char err[512], cpus[4096];
+        char err[512], cpus[4096], why[sizeof(e->reason)];
+        uint64_t now;
         int r;
 
         if (old && old->kind == e->kind && !strcmp(old->target, e->target))
@@ -284,12 +285,19 @@ static void apply_unit(struct manager *m, const struct apply_ctx *a, const struc
                 return;
         }
         /* Not coscheduled until systemd says where its cgroup is and that
-         * cgroup shows the CPUs. */
+         * cgroup shows the CPUs. Asked again for the same CPUs, it keeps
+         * what it waits for, and its clock: a timed-out group stays an
+         * error rather than flip to waiting at every reconcile. */
+        now = now_usec();
         e->state = GROUP_WAITING;
         e->asking = true;
-        e->waiting_since = waiting_since(old, e, now_usec());
-        snprintf(e->reason, sizeof(e->reason), "asked systemd for AllowedCPUs=%s, no answer yet",
-                 cpuset_format(&e->cpus, cpus, sizeof(cpus)));
+        e->waiting_since = waiting_since(old, e, now);
+        if (e->waiting_since != now)
+                snprintf(why, sizeof(why), "%.*s", (int) strcspn(old->reason, ";"), old->reason);
+        else
+                snprintf(why, sizeof(why), "asked systemd for AllowedCPUs=%s, no answer yet",
+                         cpuset_format(&e->cpus, cpus, sizeof(cpus)));
+        mark_waiting(m, e, why, now);
 }
 
 static void apply_group(struct manager *m, const struct apply_ctx *a, size_t i, const struct placement_request *req,
