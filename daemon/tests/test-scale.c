@@ -2,8 +2,10 @@
 /*
  * 100 000 groups load in well under a second. Lookups by name and the
  * nesting and same-target checks were linear per group, so loading was
- * quadratic (4 minutes for 100 000). Asserted against a generous bound,
- * as the machines that run this also build kernels; the time is printed.
+ * quadratic (minutes for 100 000). Asserted against a generous bound on
+ * the CPU time this process used, as the machines that run this also
+ * build kernels (its wall time there is 2-3 times its CPU time); both are
+ * printed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +21,10 @@
 #define NGROUPS 100000
 #define BOUND_S 5.0
 
-static double now_s(void) {
+static double clock_s(clockid_t id) {
         struct timespec ts;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        clock_gettime(id, &ts);
         return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -56,28 +58,31 @@ static void test_load(const char *root) {
         struct config_errors e = {};
         struct topo_input in;
         struct topology t;
-        double t0, load, check;
+        double w0, c0, wall, load, check;
 
         snprintf(path, sizeof(path), "%s/big.conf", root);
-        t0 = now_s();
+        w0 = clock_s(CLOCK_MONOTONIC);
+        c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
         if (config_load(path, NULL, CONFIG_MAIN_REQUIRED, &c, &e) < 0 || c.ngroups != NGROUPS)
                 snprintf(detail, sizeof(detail), "load failed: %zu groups, %zu errors%s%s", c.ngroups, e.n,
                          e.n ? ": " : "", e.n ? e.msgs[0] : "");
-        load = now_s() - t0;
+        load = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+        wall = clock_s(CLOCK_MONOTONIC) - w0;
         fixture_machine(&in, 2, 2, 2, false);
         if (!detail[0] && topology_build(&in, &t, detail, sizeof(detail)) == 0) {
-                t0 = now_s();
+                c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
                 check_config_topology(&c, &t, &e);
-                check = now_s() - t0;
+                check = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
                 topology_free(&t);
                 if (e.n)
                         snprintf(detail, sizeof(detail), "-t found %zu errors: %s", e.n, e.msgs[0]);
                 else if (load + check >= BOUND_S)
-                        snprintf(detail, sizeof(detail), "%.3f s to load and %.3f s to check %d groups (bound %.0f s)",
-                                 load, check, NGROUPS, BOUND_S);
+                        snprintf(detail, sizeof(detail),
+                                 "%.3f s CPU to load (%.3f s wall) and %.3f s to check %d groups (bound %.0f s)", load,
+                                 wall, check, NGROUPS, BOUND_S);
                 else
-                        printf("# %d groups: loaded in %.3f s, checked against the topology in %.3f s (bound %.0f s)\n",
-                               NGROUPS, load, check, BOUND_S);
+                        printf("# %d groups: loaded in %.3f s CPU (%.3f s wall), checked against the topology in "
+                               "%.3f s (bound %.0f s CPU)\n", NGROUPS, load, wall, check, BOUND_S);
         }
         fixture_input_free(&in);
         config_errors_free(&e);
