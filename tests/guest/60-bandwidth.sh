@@ -12,10 +12,14 @@
 #    not starved); nr_throttled grew (the quota really bit);
 #  - Q stays coscheduled: cpu.scheduled still 1, Q and O never executed
 #    at once (<= 0.1% of the shorter, raw view).
-# Then a hunt for the 6.1 bug window (the core-wide pick choosing a task
-# whose cfs_rq is throttled): three coscheduled groups H1-H3, each with
-# cpu.max "1000 5000" (20%), each with a spinner and a 1 kHz sleeper on
-# both siblings, against O: every group's usage <= 21% and no overlap.
+# Then the 6.1 bug window (the core-wide pick choosing a task whose
+# cfs_rq is throttled): Q alone on both siblings at "3000 10000": time run
+# + time throttled (cpu.stat throttled_usec, summed over CPUs) <= 1.05 x
+# twice the interval (each CPU's runqueue of Q either runs or is
+# throttled; a throttled task that runs counts twice), usage <= 31.5%.
+# And a hunt: three coscheduled groups H1-H3, each with cpu.max
+# "1000 5000" (20%), each with a spinner and a 1 kHz sleeper on both
+# siblings, against O: every group's usage <= 21% and no overlap.
 # On stock the exclusion checks (and cpu.scheduled) fail; usage holds.
 . "$(dirname "$0")/lib.sh"
 test_init 60-bandwidth
@@ -80,6 +84,20 @@ for per in "3000 10000" "30000 100000"; do
 		summary="$summary $c $(num "$u")%/$(num "$x")%"
 	done
 done
+# The window itself: Q alone on the core (q2 on CPU 2, q3 on CPU 3, no
+# other task).  Each of Q's per-CPU runqueues is at any time running or
+# throttled (nothing else competes), so usage + throttled_usec over the
+# interval = 2 x interval.  If the core-wide pick runs a throttled task
+# (its sibling's runqueue still had runtime), both count at once and the
+# sum exceeds 2 x interval.
+cg_write Q cpu.max "3000 10000" || fail "cannot set cpu.max of Q"
+log "# --- Q alone on both siblings, cpu.max '3000 10000': usage + throttled time vs 2 x interval"
+run_measured alone Q -- --task q2:"$C1":"$(cg_rel Q)":Q --task q3:"$C2":"$(cg_rel Q)":Q
+read -r a_dt a_du a_dth < <(paste -d ' ' "$WORK/alone.s0" "$WORK/alone.s1" | awk '{ print $7 - $2, $8 - $3, $10 - $5 }')
+a_ratio=$(awk -v t="$a_dt" -v u="$a_du" -v h="$a_dth" 'BEGIN { if (t > 0 && u ~ /^[0-9]+$/ && h ~ /^[0-9]+$/) printf "%.3f", (u + h) / (2 * t) }')
+log "# alone: over $a_dt us Q ran $a_du us ($(use alone Q 2)% of a CPU) and its runqueues were throttled $a_dth us: (ran + throttled) / (2 x interval) = ${a_ratio:-?} (1.0: a throttled task never ran)"
+check_le "alone: (usage + throttled) / (2 x interval)" "$a_ratio" 1.05
+check_le "alone: Q usage %" "$(use alone Q 2)" 31.5
 cg_write Q cpu.max max
 
 log "# --- hunt: H1-H3 at '1000 5000' (20%) each, spinner + 1 kHz sleeper on both siblings, against O"
@@ -102,4 +120,4 @@ done
 log "# hunt: usage H1 $(use hunt H1 2)%, H2 $(use hunt H2 2)%, H3 $(use hunt H3 2)% (quota 20% each), O $(use hunt O 2)%; throttles $(use hunt H1 3)/$(use hunt H2 3)/$(use hunt H3 3); worst cross-group overlap $hx%"
 check_le "hunt: worst cross-group overlap %" "$hx" 0.1
 
-finish "usage/overlap (quota 30%, <=31.5%, <=0.1%):$summary; hunt: worst group $(num "$hmax")% of 20% (<=21%), overlap $(num "$hx")%"
+finish "usage/overlap (quota 30%, <=31.5%, <=0.1%):$summary; alone (ran+throttled)/2T ${a_ratio:-?} (<=1.05); hunt: worst group $(num "$hmax")% of 20% (<=21%), overlap $(num "$hx")%"
