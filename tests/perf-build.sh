@@ -59,8 +59,8 @@ mkdir -p "$PSRC" "$PBUILD" "$OUT"
 git -C "$SRC" archive pristine -- $paths | tar -x -C "$PSRC"
 # Outside a git tree perf takes its version from this file ("perf version").
 ver=$(git -C "$SRC" show pristine:Makefile |
-	awk -F' *= *' '$1 ~ /^(VERSION|PATCHLEVEL|SUBLEVEL)$/ { v = v (v == "" ? "" : ".") $2 }
-		$1 == "SUBLEVEL" { print v; exit }')
+	awk -F' *= *' '$1 ~ /^(VERSION|PATCHLEVEL|SUBLEVEL)$/ && !($1 in v) { v[$1] = $2 }
+		END { print v["VERSION"] "." v["PATCHLEVEL"] "." v["SUBLEVEL"] }')
 echo "#define PERF_VERSION \"$ver\"" > "$PSRC/PERF-VERSION-FILE"
 if ! make -C "$PSRC/tools/perf" O="$PBUILD" -j"$JOBS" "${FLAGS[@]}" perf > "$PBUILD.log" 2>&1; then
 	grep -E 'error|Error' "$PBUILD.log" | head -20 >&2
