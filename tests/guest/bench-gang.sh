@@ -19,6 +19,7 @@ require_cosched
 S=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^cosched.bench_seconds=//p' | tail -1)
 S=${S:-${BENCH_SECONDS:-5}}
 log "bench-info max_level ${MAX_LEVEL:-none}"
+log "bench-info corehold $(corehold_state | sed "s/ by pid [0-9]*//")"
 
 bench() { # KEY gangbench-args...
 	local key=$1 out
