@@ -15,7 +15,8 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
 export COSCHED_CACHE=$CACHE
 KERNEL=${KERNEL:-patched}
-RESULTS=$CACHE/results/$(date +%Y%m%d-%H%M%S)-$KERNEL
+# The pid keeps two runs started in the same second apart.
+RESULTS=$CACHE/results/$(date +%Y%m%d-%H%M%S)-$KERNEL-$$
 mkdir -p "$RESULTS"
 ln -sfn "$RESULTS" "$CACHE/results/latest"
 
