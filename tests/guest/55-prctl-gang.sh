@@ -87,7 +87,11 @@ ebusy_sum=
 for where in A A/sub; do
 	sleep 300 &
 	victim=$!
-	echo "$victim" > "$CG/$TEST_CG/$where/cgroup.procs" || fail "cannot move $victim into $where"
+	if ! echo "$victim" > "$CG/$TEST_CG/$where/cgroup.procs"; then
+		fail "cannot move $victim into $where"
+		kill "$victim"; wait "$victim" 2>/dev/null
+		continue
+	fi
 	out=$(cookiectl get "$victim" create "$victim" get "$victim")
 	log "# $where: $(tr '\n' ' ' <<< "$out")"
 	before=$(sed -n "1s/^get $victim: //p" <<< "$out"); after=$(sed -n "3s/^get $victim: //p" <<< "$out")
@@ -106,7 +110,9 @@ for where in A A/sub; do
 	check_eq "(ii) $where: own cookie unchanged by SHARE_FROM" \
 		"$(sed -n 's/^get self: //p' <<< "$out" | tail -1)" "$(sed -n 's/^get self: //p' <<< "$out" | head -1)"
 	ebusy_sum="$ebusy_sum $where:$r_c/$r_t/$r_f"
-	kill "$victim" 2>/dev/null
+	# Gone before A/sub is filled: a cgroup with tasks and threaded
+	# controllers enabled is a thread root, and its children no domain.
+	kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
 done
 
 log "# --- control: the same steps on a task in plain N succeed"
