@@ -156,7 +156,7 @@ for key in "${order[@]}"; do
 	   ! grep -q '^cosched: guest runner started' "$dir/console.log"; then
 		why="$(cat "$dir/error")"
 		grep -q 'int3: 0000' "$dir/console.log" && why="int3 trap (TCG text-patching race)"
-		grep -q '^cosched: corehold: switching' "$dir/console.log" &&
+		grep -aq 'cosched: corehold: switching' "$dir/console.log" &&
 			why="$why, after corehold began switching core scheduling on"
 		echo "note: boot $boot died before the tests started ($why); booting again, first try kept in $dir.try1"
 		mv "$dir" "$dir.try1"
