@@ -74,16 +74,17 @@ declare -A EXTRA=([stock]=cosched.corehold=0 [p0]=cosched.corehold=0 [pmax]=cosc
 
 # boot CONFIG N: one boot, once more if it gave no results.
 boot() {
-	local c=$1 n=$2 dir=$OUT/$1-$2 t=${SCRIPT[$1]} try why t0
+	local c=$1 n=$2 dir=$OUT/$1-$2 t=${SCRIPT[$1]} try why t0 l0
 	for try in 1 2; do
-		t0=$(date +%s)
+		t0=$(date +%s) l0=$(cut -d' ' -f1 /proc/loadavg)
 		mkdir -p "$dir"
 		COSCHED_MAX_LEVEL=${LEVEL[$c]} TIMEOUT=$((300 + 60 * S)) \
 			"$TOP/scripts/boot-guest.sh" test "${FLAVOUR[$c]}" "$dir" \
 			"cosched.tests=$t" "cosched.bench_seconds=$S" ${EXTRA[$c]} > "$dir/boot.out" 2>&1
 		if [ -e "$dir/done" ] && grep -q '^bench ' "$dir/$t.log" 2>/dev/null; then
 			echo "bench: $c boot $n: ${FLAVOUR[$c]}, cosched_max_level=${LEVEL[$c]}," \
-				"$(grep -c '^bench ' "$dir/$t.log") rates in $(($(date +%s) - t0)) s"
+				"$(grep -c '^bench ' "$dir/$t.log") rates in $(($(date +%s) - t0)) s," \
+				"host load $l0 -> $(cut -d' ' -f1 /proc/loadavg) (QEMU alone: about 2)"
 			grep "^FAIL" "$dir/results" 2>/dev/null | sed 's/^/bench:   guest: /'
 			awk -v c="$c" -v n="$n" '$1 == "bench" { print c, n, $2, $3 }' "$dir/$t.log" >> "$OUT/raw.txt"
 			awk -v c="$c" -v n="$n" '$1 == "bench-info" { $1 = ""; print c, n $0 }' "$dir/$t.log" >> "$OUT/info.txt"
