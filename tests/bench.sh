@@ -84,7 +84,7 @@ boot() {
 		if [ -e "$dir/done" ] && grep -q '^bench ' "$dir/$t.log" 2>/dev/null; then
 			echo "bench: $c boot $n: ${FLAVOUR[$c]}, cosched_max_level=${LEVEL[$c]}," \
 				"$(grep -c '^bench ' "$dir/$t.log") rates in $(($(date +%s) - t0)) s," \
-				"host load $l0 -> $(cut -d' ' -f1 /proc/loadavg) (QEMU alone: about 2)"
+				"host load $l0 -> $(cut -d' ' -f1 /proc/loadavg)"
 			grep "^FAIL" "$dir/results" 2>/dev/null | sed 's/^/bench:   guest: /'
 			awk -v c="$c" -v n="$n" '$1 == "bench" { print c, n, $2, $3 }' "$dir/$t.log" >> "$OUT/raw.txt"
 			awk -v c="$c" -v n="$n" '$1 == "bench-info" { $1 = ""; print c, n $0 }' "$dir/$t.log" >> "$OUT/info.txt"
