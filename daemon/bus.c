@@ -17,6 +17,7 @@ struct unit_entry {
         char *name;
         char *path;             /* NULL until LoadUnit answered: then cached */
         struct bus_op *op;      /* in flight, or NULL */
+        bool weight_ours;       /* we set CPUWeight=100 (it had none): a release resets it */
 };
 
 struct bus {
@@ -228,14 +229,15 @@ static int on_set(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         return 0;
 }
 
-static int append_set(sd_bus_message *m, const char *unit, const uint8_t *want, size_t nwant, bool set_weight) {
+/* weight: CPUWeight= to set, 0 to leave it; UINT64_MAX resets it to unset. */
+static int append_set(sd_bus_message *m, const char *unit, const uint8_t *want, size_t nwant, uint64_t weight) {
         int r;
 
         r = sd_bus_message_append(m, "sb", unit, 1); /* runtime: gone at reboot, like our placement */
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0 && set_weight)
-                r = sd_bus_message_append(m, "(sv)", "CPUWeight", "t", (uint64_t) 100);
+        if (r >= 0 && weight)
+                r = sd_bus_message_append(m, "(sv)", "CPUWeight", "t", weight);
         if (r >= 0)
                 r = sd_bus_message_open_container(m, 'r', "sv");
         if (r >= 0)
@@ -249,13 +251,13 @@ static int append_set(sd_bus_message *m, const char *unit, const uint8_t *want, 
         return r;
 }
 
-static int send_set(struct bus_op *op, const uint8_t *want, size_t nwant, bool set_weight) {
+static int send_set(struct bus_op *op, const uint8_t *want, size_t nwant, uint64_t weight) {
         sd_bus_message *m = NULL;
         int r;
 
         r = sd_bus_message_new_method_call(op->b->bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
         if (r >= 0)
-                r = append_set(m, op->u->name, want, nwant, set_weight);
+                r = append_set(m, op->u->name, want, nwant, weight);
         if (r >= 0)
                 r = sd_bus_call_async(op->b->bus, &op->slot, m, on_set, op, 0);
         sd_bus_message_unref(m);
@@ -267,7 +269,7 @@ static int on_props(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         struct unit_props have;
         struct bus_op *op = userdata;
         size_t nwant;
-        bool set_weight;
+        bool set_weight, reset_weight;
         int r;
 
         (void) ret_error;
@@ -286,13 +288,20 @@ static int on_props(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         }
         nwant = cpus_to_mask(op->release ? NULL : &op->cpus, want, sizeof(want));
         set_weight = !op->release && have.weight == UINT64_MAX;
-        if (have.nmask == nwant && !memcmp(have.mask, want, nwant) && !set_weight) {
+        /* What we set, we take back on release; a weight someone else
+         * set since then (not 100) is theirs. */
+        reset_weight = op->release && op->u->weight_ours && have.weight == 100;
+        if (op->release && have.weight != 100)
+                op->u->weight_ours = false;
+        if (have.nmask == nwant && !memcmp(have.mask, want, nwant) && !set_weight && !reset_weight) {
                 op_finish(op, 0, NULL);
                 return 0;
         }
         if (op->zero_first)
                 op->before_set(op->userdata, op->cgroup ? op->cgroup : "");
-        r = send_set(op, want, nwant, set_weight);
+        r = send_set(op, want, nwant, set_weight ? 100 : reset_weight ? UINT64_MAX : 0);
+        if (r >= 0 && (set_weight || reset_weight))
+                op->u->weight_ours = set_weight;
         if (r < 0)
                 finish_error(op, NULL, r, "SetUnitProperties AllowedCPUs=");
         return 0;
@@ -370,14 +379,4 @@ int bus_confine_unit(struct bus *b, const struct bus_unit_request *req, bus_unit
         u->op = op;
         b->pending++;
         return 0;
-}
-
-int bus_subscribe(struct bus *b, sd_bus_message_handler_t handler, void *userdata) {
-        int r;
-
-        r = sd_bus_match_signal_async(b->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", handler, NULL, userdata);
-        if (r < 0)
-                return r;
-        /* PID 1 only broadcasts job signals to subscribed clients. */
-        return sd_bus_call_method_async(b->bus, NULL, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", NULL, NULL, NULL);
 }

@@ -44,7 +44,9 @@ void bus_free(struct bus *b);
 sd_bus *bus_sd(struct bus *b);
 /* Asks for AllowedCPUs= (runtime) and, if the unit sets none, CPUWeight=100
  * so that systemd enables the cpu controller that cpu.scheduled lives in;
- * skips the change if the unit has it already. done is called once, from
+ * skips the change if the unit has it already. A release (cpus NULL)
+ * resets AllowedCPUs=, and CPUWeight= if this process set it and it is
+ * still 100. done is called once, from
  * the bus's event processing, unless a later request for the same unit
  * replaced this one. Returns 0 (started), 1 (the same request is in flight
  * already: left to finish) or -errno. */
@@ -52,5 +54,3 @@ int bus_confine_unit(struct bus *b, const struct bus_unit_request *req, bus_unit
                      void *userdata);
 /* Operations in flight. */
 size_t bus_pending(const struct bus *b);
-/* Call handler on every systemd JobRemoved (a unit started, stopped, restarted). */
-int bus_subscribe(struct bus *b, sd_bus_message_handler_t handler, void *userdata);

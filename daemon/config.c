@@ -56,6 +56,9 @@ struct parser {
         int key_line[_K_MAX];   /* where each key was set in this section, 0 = not yet */
         bool daemon_seen;       /* [daemon] already appeared in this file */
         int daemon_line;
+        const char *unit;       /* a unit file: only its [X-Cosched] section, as group unit */
+        bool unit_section;      /* [X-Cosched] seen in this file */
+        bool continued;         /* a unit file: the last line ended in '\\' */
 };
 
 const char *group_kind_to_string(enum group_kind k) {
@@ -137,6 +140,7 @@ void config_free(struct config *c) {
                 free(c->groups[i].name);
                 free(c->groups[i].target);
                 free(c->groups[i].level);
+                free(c->groups[i].error);
         }
         free(c->groups);
         strindex_free(&c->by_name);
@@ -238,10 +242,66 @@ static int reserve_group(struct config *c) {
         return 0;
 }
 
+/* The unit's kind from its name; KIND_NONE for a type with no cgroup of its own to coschedule. */
+static enum group_kind unit_kind(const char *unit) {
+        if (has_suffix(unit, ".slice") && strcmp(unit, "-.slice"))
+                return KIND_SLICE;
+        if (has_suffix(unit, ".service") || has_suffix(unit, ".scope"))
+                return KIND_UNIT;
+        return KIND_NONE;
+}
+
+/* [X-Cosched] in a unit file: the unit's group, made by the first file
+ * that has the section and continued by the later ones. A repeated
+ * section in one file continues it too (systemd merges sections), so its
+ * keys count as repeated. */
+static void begin_unit_section(struct parser *ps, const char *name) {
+        const struct group_config *old;
+        struct group_config *g;
+        size_t i;
+
+        ps->sec = SEC_SKIP;
+        if (strcmp(name, "X-Cosched"))
+                return; /* systemd's own sections */
+        ps->unit_section = true;
+        old = config_find_group(ps->c, ps->unit);
+        if (old) {
+                ps->group_idx = old - ps->c->groups;
+                ps->sec = SEC_GROUP;
+                return;
+        }
+        if (reserve_group(ps->c) < 0) {
+                ps->e->nomem = true;
+                return;
+        }
+        g = &ps->c->groups[ps->c->ngroups];
+        *g = (struct group_config) { .name = strdup(ps->unit), .target = strdup(ps->unit), .kind = unit_kind(ps->unit),
+                                     .kind_seen = true, .at = { ps->file, ps->lineno } };
+        g->kind_at = g->at;
+        i = ps->c->ngroups;
+        if (!g->name || !g->target || strindex_put(&ps->c->by_name, g->name, i) < 0) {
+                free(g->name);
+                free(g->target);
+                ps->e->nomem = true;
+                return;
+        }
+        ps->c->ngroups++;
+        ps->group_idx = i;
+        ps->sec = SEC_GROUP;
+        if (g->kind == KIND_NONE)
+                add_error(ps->e, ps->file, ps->lineno,
+                          "[X-Cosched] in %s: only services, scopes and slices (not -.slice) can be coscheduled",
+                          ps->unit);
+}
+
 static void begin_section(struct parser *ps, const char *name) {
         const struct group_config *old;
         struct group_config *g;
 
+        if (ps->unit) {
+                begin_unit_section(ps, name);
+                return;
+        }
         memset(ps->key_line, 0, sizeof(ps->key_line));
         ps->sec = SEC_SKIP;
         if (!strcmp(name, "daemon")) {
@@ -321,6 +381,9 @@ static void set_kind(struct parser *ps, struct group_config *g, enum key k, cons
 static void set_size(struct parser *ps, struct group_config *g, enum key k, const char *v) {
         int n;
 
+        /* A later file of a unit gives the size anew. */
+        if (ps->unit && (g->cpus || g->spans) && g->size_at.file != ps->file)
+                g->cpus = g->spans = 0;
         if (g->cpus || g->spans) {
                 add_error(ps->e, ps->file, ps->lineno, "%s= conflicts with %s= at line %d: give the size one way",
                           keys[k].name, g->cpus ? "CPUs" : "Spans", g->size_at.line);
@@ -356,6 +419,7 @@ static void group_key(struct parser *ps, enum key k, const char *v) {
                                   v, TOPO_MAX_LEVELS - 1);
                         break;
                 }
+                free(g->level);
                 g->level = strdup(v);
                 if (!g->level)
                         ps->e->nomem = true;
@@ -431,6 +495,36 @@ static void daemon_key(struct parser *ps, enum key k, const char *v) {
         }
 }
 
+/* "Key=" in a unit's drop-in: back to unset, as systemd resets a list. */
+static void unit_reset_key(struct group_config *g, enum key k) {
+        switch (k) {
+        case K_LEVEL:
+                free(g->level);
+                g->level = NULL;
+                g->level_seen = false;
+                break;
+        case K_CPUS:
+        case K_SPANS:
+                g->cpus = g->spans = 0;
+                g->size_seen = false;
+                break;
+        case K_ALLOWED:
+                g->has_allowed = false;
+                cpuset_zero(&g->allowed);
+                break;
+        case K_PLACEMENT:
+                g->pref = PREF_PACK;
+                g->has_pref = false;
+                break;
+        case K_PRIORITY:
+                g->priority = 0;
+                g->has_priority = false;
+                break;
+        default:
+                break;
+        }
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value) {
         struct parser *ps = user;
         int k;
@@ -447,7 +541,13 @@ static int handler(void *user, const char *section, const char *name, const char
                         break;
         if (k == _K_MAX) {
                 add_error(ps->e, ps->file, ps->lineno, "unknown key '%s' in %s section", name,
-                          ps->sec == SEC_DAEMON ? "the [daemon]" : "a group");
+                          ps->unit ? "the [X-Cosched]" : ps->sec == SEC_DAEMON ? "the [daemon]" : "a group");
+                return 1;
+        }
+        if (ps->unit && (k == K_UNIT || k == K_SLICE || k == K_CGROUP)) {
+                add_error(ps->e, ps->file, ps->lineno,
+                          "%s= in [X-Cosched]: the unit itself is coscheduled (%s= names a target in coschedd.conf)",
+                          keys[k].name, keys[k].name);
                 return 1;
         }
         if (ps->key_line[k]) {
@@ -467,6 +567,10 @@ static int handler(void *user, const char *section, const char *name, const char
                 add_error(ps->e, ps->file, ps->lineno,
                           "'#' in the value of %s=: comments after a value start with ';', or go on a line of their own",
                           keys[k].name);
+                return 1;
+        }
+        if (!*value && ps->unit) {
+                unit_reset_key(cur_group(ps), k);
                 return 1;
         }
         if (!*value && k != K_RESERVED) {
@@ -492,6 +596,24 @@ static const char *check_line(struct parser *ps, char *line) {
                 *--end = 0;
         if (*s == 0 || *s == ';' || *s == '#')
                 return ";";
+        if (ps->unit) {
+                /* systemd's continuation lines: part of the line before. */
+                bool cont = ps->continued;
+
+                ps->continued = end > s && end[-1] == '\\';
+                if (cont) {
+                        if (ps->sec == SEC_GROUP)
+                                add_error(ps->e, ps->file, ps->lineno,
+                                          "a continued line ('\\' at the end of the line before) in [X-Cosched]");
+                        return ";";
+                }
+                if (*s != '[' && ps->sec != SEC_GROUP)
+                        return ";"; /* systemd's keys */
+                if (*s == '[' && (end[-1] != ']' || end - s < 3)) {
+                        ps->sec = SEC_SKIP; /* systemd's to complain about */
+                        return ";";
+                }
+        }
         if (*s == '[') {
                 char name[256];
                 size_t len;
@@ -548,7 +670,12 @@ static char *reader(char *str, int num, void *stream) {
         len = nl ? (size_t) (nl - ps->p) : strlen(ps->p);
         ps->lineno++;
         if (len > CONFIG_MAX_LINE || (int) len + 2 > num) {
-                add_error(ps->e, ps->file, ps->lineno, "line too long (%zu bytes, at most %d)", len, CONFIG_MAX_LINE);
+                /* In a unit file, only [X-Cosched]'s lines are ours. */
+                if (!ps->unit || ps->sec == SEC_GROUP)
+                        add_error(ps->e, ps->file, ps->lineno, "line too long (%zu bytes, at most %d)", len,
+                                  CONFIG_MAX_LINE);
+                if (ps->unit)
+                        ps->continued = len && ps->p[len - 1] == '\\';
                 out = ";";
         } else {
                 memcpy(line, ps->p, len);
@@ -560,8 +687,10 @@ static char *reader(char *str, int num, void *stream) {
         return str;
 }
 
-void config_parse_string(struct config *c, const char *text, const char *filename, struct config_errors *e) {
-        struct parser ps = { .c = c, .e = e, .p = text, .sec = SEC_NONE };
+static void parse(struct parser *ps_in, const char *text, const char *filename) {
+        struct parser ps = *ps_in;
+        struct config *c = ps.c;
+        struct config_errors *e = ps.e;
         int r;
 
         ps.file = intern_file(c, filename);
@@ -591,6 +720,21 @@ void config_parse_string(struct config *c, const char *text, const char *filenam
         }
         else if (r > 0 && !e->n)
                 add_error(e, ps.file, r, "syntax error");
+        *ps_in = ps;
+}
+
+void config_parse_string(struct config *c, const char *text, const char *filename, struct config_errors *e) {
+        struct parser ps = { .c = c, .e = e, .p = text, .sec = SEC_NONE };
+
+        parse(&ps, text, filename);
+}
+
+bool config_parse_unit_file(struct config *c, const char *unit, const char *text, const char *filename,
+                            struct config_errors *e) {
+        struct parser ps = { .c = c, .e = e, .p = text, .sec = SEC_NONE, .unit = unit };
+
+        parse(&ps, text, filename);
+        return ps.unit_section;
 }
 
 /* One index per kind: target -> the first group that names it. */

@@ -48,6 +48,8 @@ struct group_config {
         int priority;
         bool has_priority;
         bool kind_seen, level_seen, size_seen; /* set, even if to a bad value */
+        char *error;            /* set: the group cannot be placed, this says why (a unit's
+                                 * [X-Cosched] with errors: its first "file:line: message") */
 };
 
 struct daemon_config {
@@ -88,6 +90,15 @@ void config_errors_free(struct config_errors *e);
 
 /* Parse one INI text into c, recording errors. */
 void config_parse_string(struct config *c, const char *text, const char *filename, struct config_errors *e);
+/* A systemd unit's [X-Cosched] section in one of its files (text read
+ * from filename), into c as the group named unit, whose target is the
+ * unit itself. Call it for the fragment, then each drop-in in systemd's
+ * order: a later file overrides the keys it sets (CPUs= and Spans= are
+ * one key), and an empty value (Level=) resets a key. Other sections, and
+ * their lines, are systemd's and not looked at. Returns true if the text
+ * has an [X-Cosched] section. */
+bool config_parse_unit_file(struct config *c, const char *unit, const char *text, const char *filename,
+                            struct config_errors *e);
 /* Checks across sections and files, after everything is parsed. */
 void config_finish(struct config *c, struct config_errors *e);
 /* main_path plus the *.conf files of dropin_dir in name order (dropin_dir NULL: none).

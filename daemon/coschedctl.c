@@ -5,8 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-bus.h>
+#include <unistd.h>
 
 #include "cgroup.h"
+#include "config.h"
+#include "util.h"
 #include "placement.h"
 #include "running.h"
 #include "state.h"
@@ -24,14 +29,29 @@ enum {
 struct opts {
         const char *state_dir, *sysfs_root, *cgroup_root;
         bool json;
+        /* enable, disable */
+        const char *level, *cpus, *spans, *placement, *allowed, *priority;
+        const char *root;       /* NULL: / */
+        int reload;             /* -1: unless --root */
+        bool unit_opts;         /* one of the above was given */
 };
+
+#define DROPIN_NAME "50-cosched.conf"
+#define UNIT_DIR "/etc/systemd/system"
+
 
 static void help(void) {
         printf("coschedctl [OPTIONS...] COMMAND\n\n"
                "Commands:\n"
                "  status      Groups: kind, level, CPUs, spans, placed/waiting/pending/error\n"
                "  topology    The span tree with the group on each span\n"
-               "  verify      Compare the cgroups with the placement\n\n"
+               "  verify      Compare the cgroups with the placement\n"
+               "  enable UNIT --level=LEVEL --cpus=N|--spans=N [--placement=pack|spread]\n"
+               "              [--allowed-cpus=LIST] [--priority=N]\n"
+               "              Write UNIT's [X-Cosched] drop-in, " UNIT_DIR "/UNIT.d/" DROPIN_NAME ",\n"
+               "              and ask systemd to reload (coschedd places UNIT while it runs)\n"
+               "  disable UNIT\n"
+               "              Remove that drop-in, and ask systemd to reload\n\n"
                "Exit status: 0 all groups placed (or waiting for systemd) and the daemon\n"
                "running; 1 a group in error or pending, or drift (verify); 2 bad usage;\n"
                "3 no checkpoint, or coschedd not running (the checkpoint is stale).\n\n"
@@ -41,7 +61,10 @@ static void help(void) {
                "     --json            Machine-readable output\n"
                "     --state-dir=DIR   coschedd's checkpoint (default /run/coschedd)\n"
                "     --sysfs-root=DIR  Read /sys below DIR\n"
-               "     --cgroup-root=DIR The cgroup2 mount (default /sys/fs/cgroup)\n");
+               "     --cgroup-root=DIR The cgroup2 mount (default /sys/fs/cgroup)\n"
+               "     --root=DIR        enable, disable: the drop-in below DIR; no reload\n"
+               "     --reload, --no-reload\n"
+               "                       enable, disable: ask systemd to reload, or not\n");
 }
 
 static void json_str(const char *s) {
@@ -359,14 +382,183 @@ static int run(const struct opts *o, const char *cmd) {
         return live != EXIT_OK ? live : r;
 }
 
+/* ---- enable, disable: the unit's drop-in ---- */
+
+static bool unit_name_ok(const char *unit) {
+        size_t n = strlen(unit);
+
+        return n > 0 && n < 256 && !strchr(unit, '/') && unit[0] != '.';
+}
+
+static int dropin_path(const struct opts *o, const char *unit, char *dir, size_t dlen, char *file, size_t flen) {
+        if (!unit_name_ok(unit)) {
+                fprintf(stderr, "coschedctl: '%s' is not a unit name\n", unit);
+                return -EINVAL;
+        }
+        snprintf(dir, dlen, "%s" UNIT_DIR "/%s.d", o->root ? o->root : "", unit);
+        snprintf(file, flen, "%s/" DROPIN_NAME, dir);
+        return 0;
+}
+
+/* mkdir -p */
+static int mkdir_parents(const char *dir) {
+        char p[4096];
+
+        snprintf(p, sizeof(p), "%s", dir);
+        for (char *s = p + 1; *s; s++)
+                if (*s == '/') {
+                        *s = 0;
+                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *s = '/';
+                }
+        return mkdir(p, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* systemctl daemon-reload: PID 1 reads the drop-in, and coschedd follows
+ * its Reloading signal. */
+static int reload_systemd(const struct opts *o, const char *what) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        sd_bus *bus = NULL;
+        int r;
+
+        if (o->reload == 0 || (o->reload < 0 && o->root)) {
+                if (!o->root)
+                        printf("Run systemctl daemon-reload to %s it.\n", what);
+                return EXIT_OK;
+        }
+        r = sd_bus_open_system(&bus);
+        if (r >= 0)
+                r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "Reload", &e, NULL, NULL);
+        if (r < 0)
+                fprintf(stderr, "coschedctl: asking systemd to reload: %s; run systemctl daemon-reload to %s it\n",
+                        e.message ? e.message : strerror(-r), what);
+        sd_bus_error_free(&e);
+        sd_bus_flush_close_unref(bus);
+        return r < 0 ? EXIT_GROUPS : EXIT_OK;
+}
+
+/* The drop-in's text, checked by the parser coschedd reads it with. */
+static int enable_text(const struct opts *o, const char *unit, const char *file, char **ret) {
+        struct config_errors e = {};
+        struct config c;
+        char *t = NULL;
+        int r = 0;
+
+        if (!o->level || (!o->cpus == !o->spans)) {
+                fprintf(stderr, "coschedctl: enable needs --level and one of --cpus or --spans\n");
+                return -EINVAL;
+        }
+        strappendf(&t, "# Written by coschedctl enable: coscheduling for %s (see coschedd.unit(5)).\n"
+                       "# coschedctl disable %s removes this file.\n[X-Cosched]\nLevel=%s\n", unit, unit, o->level);
+        if (o->cpus)
+                strappendf(&t, "CPUs=%s\n", o->cpus);
+        if (o->spans)
+                strappendf(&t, "Spans=%s\n", o->spans);
+        if (o->placement)
+                strappendf(&t, "Placement=%s\n", o->placement);
+        if (o->allowed)
+                strappendf(&t, "AllowedCPUs=%s\n", o->allowed);
+        if (o->priority)
+                strappendf(&t, "Priority=%s\n", o->priority);
+        if (!t)
+                return -ENOMEM;
+        if (strpbrk(o->level, "\n") || (o->cpus && strchr(o->cpus, '\n')) || (o->spans && strchr(o->spans, '\n')) ||
+            (o->placement && strchr(o->placement, '\n')) || (o->allowed && strchr(o->allowed, '\n')) ||
+            (o->priority && strchr(o->priority, '\n'))) {
+                fprintf(stderr, "coschedctl: a value with a newline\n");
+                free(t);
+                return -EINVAL;
+        }
+        config_init(&c);
+        config_parse_unit_file(&c, unit, t, file, &e);
+        config_finish(&c, &e);
+        for (size_t i = 0; i < e.n; i++)
+                fprintf(stderr, "coschedctl: %s\n", e.msgs[i]);
+        if (e.n || e.nomem)
+                r = e.nomem && !e.n ? -ENOMEM : -EINVAL;
+        config_errors_free(&e);
+        config_free(&c);
+        if (r < 0) {
+                free(t);
+                return r;
+        }
+        *ret = t;
+        return 0;
+}
+
+/* A level this machine does not have is written all the same (the unit
+ * may be meant for another kernel), but said. */
+static void warn_level(const struct opts *o, const char *unit) {
+        struct topology t;
+        char err[256];
+        int level;
+
+        if (topology_load(o->sysfs_root, &t, err, sizeof(err)) < 0)
+                return;
+        if (topology_resolve_level(&t, o->level, &level, err, sizeof(err)) < 0)
+                fprintf(stderr, "coschedctl: warning: Level=%s: %s: %s will be in error here\n", o->level, err, unit);
+        else if (!t.unavailable[0] && level > t.max_level)
+                fprintf(stderr, "coschedctl: warning: Level=%s is level %d, above this kernel's max_level %d: %s "
+                        "will be in error here\n", o->level, level, t.max_level, unit);
+        topology_free(&t);
+}
+
+static int cmd_enable(const struct opts *o, const char *unit) {
+        char dir[4096], file[4200], *text = NULL;
+        int r;
+
+        if (dropin_path(o, unit, dir, sizeof(dir), file, sizeof(file)) < 0)
+                return EXIT_USAGE;
+        r = enable_text(o, unit, file, &text);
+        if (r < 0)
+                return r == -ENOMEM ? EXIT_GROUPS : EXIT_USAGE;
+        warn_level(o, unit);
+        r = mkdir_parents(dir);
+        if (r >= 0)
+                r = write_file_atomic(file, text);
+        free(text);
+        if (r < 0) {
+                fprintf(stderr, "coschedctl: writing %s: %s\n", file, strerror(-r));
+                return EXIT_GROUPS;
+        }
+        printf("Wrote %s.\n", file);
+        return reload_systemd(o, "apply");
+}
+
+static int cmd_disable(const struct opts *o, const char *unit) {
+        char dir[4096], file[4200];
+
+        if (dropin_path(o, unit, dir, sizeof(dir), file, sizeof(file)) < 0)
+                return EXIT_USAGE;
+        if (unlink(file) < 0) {
+                if (errno == ENOENT)
+                        fprintf(stderr, "coschedctl: %s has no %s (coschedctl enable writes it); an [X-Cosched] "
+                                "section elsewhere is not coschedctl's to remove\n", unit, file);
+                else
+                        fprintf(stderr, "coschedctl: removing %s: %s\n", file, strerror(errno));
+                return EXIT_GROUPS;
+        }
+        (void) rmdir(dir); /* only if nothing else is in it */
+        printf("Removed %s.\n", file);
+        return reload_systemd(o, "apply");
+}
+
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "help", no_argument, NULL, 'h' },  { "version", no_argument, NULL, 'V' },
                 { "json", no_argument, NULL, 'j' },
                 { "state-dir", required_argument, NULL, 's' }, { "sysfs-root", required_argument, NULL, 'S' },
-                { "cgroup-root", required_argument, NULL, 'c' }, {},
+                { "cgroup-root", required_argument, NULL, 'c' },
+                { "level", required_argument, NULL, 'L' }, { "cpus", required_argument, NULL, 'C' },
+                { "spans", required_argument, NULL, 'N' }, { "placement", required_argument, NULL, 'P' },
+                { "allowed-cpus", required_argument, NULL, 'A' }, { "priority", required_argument, NULL, 'p' },
+                { "root", required_argument, NULL, 'R' }, { "reload", no_argument, NULL, 'r' },
+                { "no-reload", no_argument, NULL, 'n' }, {},
         };
-        struct opts o = { .state_dir = "/run/coschedd", .sysfs_root = "", .cgroup_root = "/sys/fs/cgroup" };
+        struct opts o = { .state_dir = "/run/coschedd", .sysfs_root = "", .cgroup_root = "/sys/fs/cgroup",
+                          .reload = -1 };
         const char *cmd;
         int c;
 
@@ -390,12 +582,58 @@ int main(int argc, char **argv) {
                 case 'c':
                         o.cgroup_root = optarg;
                         break;
+                case 'L':
+                        o.level = optarg;
+                        o.unit_opts = true;
+                        break;
+                case 'C':
+                        o.cpus = optarg;
+                        o.unit_opts = true;
+                        break;
+                case 'N':
+                        o.spans = optarg;
+                        o.unit_opts = true;
+                        break;
+                case 'P':
+                        o.placement = optarg;
+                        o.unit_opts = true;
+                        break;
+                case 'A':
+                        o.allowed = optarg;
+                        o.unit_opts = true;
+                        break;
+                case 'p':
+                        o.priority = optarg;
+                        o.unit_opts = true;
+                        break;
+                case 'R':
+                        o.root = optarg;
+                        break;
+                case 'r':
+                case 'n':
+                        o.reload = c == 'r';
+                        break;
                 default:
                         return EXIT_USAGE;
                 }
         cmd = optind < argc ? argv[optind] : "status";
+        if (!strcmp(cmd, "enable") || !strcmp(cmd, "disable")) {
+                if (optind + 2 != argc) {
+                        fprintf(stderr, "coschedctl: %s takes one unit name\n", cmd);
+                        return EXIT_USAGE;
+                }
+                if (!strcmp(cmd, "disable") && o.unit_opts) {
+                        fprintf(stderr, "coschedctl: disable takes no --level, --cpus, ... options\n");
+                        return EXIT_USAGE;
+                }
+                return !strcmp(cmd, "enable") ? cmd_enable(&o, argv[optind + 1]) : cmd_disable(&o, argv[optind + 1]);
+        }
         if (strcmp(cmd, "status") && strcmp(cmd, "topology") && strcmp(cmd, "verify")) {
-                fprintf(stderr, "coschedctl: unknown command '%s' (status, topology, verify)\n", cmd);
+                fprintf(stderr, "coschedctl: unknown command '%s' (status, topology, verify, enable, disable)\n", cmd);
+                return EXIT_USAGE;
+        }
+        if (o.unit_opts || o.root || o.reload >= 0) {
+                fprintf(stderr, "coschedctl: --level, --cpus, --root, ... are options of enable and disable\n");
                 return EXIT_USAGE;
         }
         if (optind + 1 < argc) {

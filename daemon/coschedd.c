@@ -24,6 +24,9 @@ static void help(void) {
                "  -t --check-config     Validate the configuration, and its levels and sizes\n"
                "                        against this machine's topology: silent and exit 0,\n"
                "                        or print every error as file:line: message and exit 1\n"
+               "     --syntax-only      With -t: the files alone, not the topology (what the\n"
+               "                        unit runs before a start or reload: a level this kernel\n"
+               "                        lacks is that group's error at run time, not a failed start)\n"
                "     --dump-config      Print the effective configuration\n"
                "     --once             Place and apply once, then exit\n"
                "     --config=PATH      Main configuration file (default %s; when given,\n"
@@ -37,11 +40,11 @@ static void help(void) {
                DEFAULT_CONFIG);
 }
 
-enum { ARG_VERSION = 0x100, ARG_DUMP, ARG_ONCE, ARG_CONFIG, ARG_CONFIG_DIR, ARG_SYSFS, ARG_CGROUP, ARG_STATE, ARG_NO_BUS };
+enum { ARG_VERSION = 0x100, ARG_SYNTAX, ARG_DUMP, ARG_ONCE, ARG_CONFIG, ARG_CONFIG_DIR, ARG_SYSFS, ARG_CGROUP, ARG_STATE, ARG_NO_BUS };
 
 struct args {
         struct manager_options o;
-        bool check, dump, once;
+        bool check, syntax_only, dump, once;
         char dropin[PATH_MAX];
 };
 
@@ -50,6 +53,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "check-config", no_argument, NULL, 't' },
+                { "syntax-only", no_argument, NULL, ARG_SYNTAX },
                 { "dump-config", no_argument, NULL, ARG_DUMP },
                 { "once", no_argument, NULL, ARG_ONCE },
                 { "config", required_argument, NULL, ARG_CONFIG },
@@ -75,6 +79,9 @@ static int parse_args(int argc, char **argv, struct args *a) {
                         exit(0);
                 case 't':
                         a->check = true;
+                        break;
+                case ARG_SYNTAX:
+                        a->syntax_only = true;
                         break;
                 case ARG_DUMP:
                         a->dump = true;
@@ -109,6 +116,10 @@ static int parse_args(int argc, char **argv, struct args *a) {
                 fprintf(stderr, "coschedd: unexpected argument '%s'\n", argv[optind]);
                 return -EINVAL;
         }
+        if (a->syntax_only && !a->check) {
+                fprintf(stderr, "coschedd: --syntax-only goes with -t (--check-config)\n");
+                return -EINVAL;
+        }
         if (!a->o.config_dir) {
                 char tmp[PATH_MAX];
                 snprintf(tmp, sizeof(tmp), "%s", a->o.config_path);
@@ -119,13 +130,14 @@ static int parse_args(int argc, char **argv, struct args *a) {
 }
 
 /* Like sshd -t: nothing on success, every error on failure. -t also
- * resolves the levels on this machine, which --dump-config does not need. */
+ * resolves the levels on this machine, which --dump-config and
+ * --syntax-only (the unit's check before a start or reload) do not. */
 static int check_or_dump(const struct args *a) {
         struct config c;
         struct config_errors e = {};
         int r = config_load(a->o.config_path, a->o.config_dir, a->o.config_flags, &c, &e);
 
-        if (r == 0 && a->check) {
+        if (r == 0 && a->check && !a->syntax_only) {
                 check_config_sysfs(&c, a->o.sysfs_root, &e);
                 r = e.n ? -EINVAL : 0;
         }

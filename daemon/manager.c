@@ -42,6 +42,67 @@ static int load_config(const struct manager_options *o, struct config *c) {
         return r;
 }
 
+/* The groups to place: config's, then the units' [X-Cosched] ones.
+ * config wins: a unit it names (as a group name or a target) keeps
+ * config's group, and its own section is ignored, with a notice. */
+static void rebuild_groups(struct manager *m) {
+        const struct group_config **ug = NULL, **v;
+        struct strindex by_target = {};
+        size_t nu = 0, n = 0, k;
+        bool nomem = false;
+
+        if (units_groups(m->units, &ug, &nu) < 0)
+                nomem = true;
+        v = calloc(m->config.ngroups + nu + 1, sizeof(*v));
+        if (!v) {
+                log_error("out of memory: the groups of units stay as they were");
+                free(ug);
+                return;
+        }
+        strindex_free(&m->groups_by_name);
+        for (size_t i = 0; i < m->config.ngroups; i++) {
+                const struct group_config *g = &m->config.groups[i];
+
+                v[n] = g;
+                nomem |= strindex_put(&m->groups_by_name, g->name, n) < 0;
+                if (nu && g->target && g->kind != KIND_CGROUP)
+                        nomem |= strindex_put(&by_target, g->target, n) < 0;
+                n++;
+        }
+        for (size_t i = 0; i < nu; i++) {
+                const struct group_config *g = ug[i];
+
+                if (strindex_get(&m->groups_by_name, g->name, &k) || strindex_get(&by_target, g->target, &k)) {
+                        log_group(LOG_NOTICE, g->name,
+                                  "%s: group [%s] at %s:%d names it: that wins over the unit's [X-Cosched] at %s:%d",
+                                  g->name, v[k]->name, v[k]->at.file, v[k]->at.line, g->at.file, g->at.line);
+                        continue;
+                }
+                v[n] = g;
+                nomem |= strindex_put(&m->groups_by_name, g->name, n) < 0;
+                n++;
+        }
+        if (nomem)
+                log_error("out of memory indexing the groups: lookups are linear");
+        strindex_free(&by_target);
+        free(ug);
+        free(m->groups);
+        m->groups = v;
+        m->ngroups = n;
+}
+
+/* A group by name, and its index in m->groups. */
+static const struct group_config *find_group(const struct manager *m, const char *name, size_t *idx) {
+        if (m->groups_by_name.n == m->ngroups)
+                return strindex_get(&m->groups_by_name, name, idx) ? m->groups[*idx] : NULL;
+        for (size_t i = 0; i < m->ngroups; i++)
+                if (!strcmp(m->groups[i]->name, name)) {
+                        *idx = i;
+                        return m->groups[i];
+                }
+        return NULL;
+}
+
 static void read_online(struct manager *m, char *buf, size_t len) {
         char path[4096], *v = NULL;
 
@@ -90,11 +151,13 @@ int manager_new(const struct manager_options *o, struct manager **ret) {
                 return -ENOMEM;
         m->opt = *o;
         m->running_fd = -1;
+        m->ask_systemd = true;
         r = load_config(o, &m->config);
         if (r < 0) {
                 free(m);
                 return r;
         }
+        rebuild_groups(m);
         load_topology(m);
         if (mkdir(o->state_dir, 0755) < 0 && errno != EEXIST)
                 log_warning("cannot create %s: %s", o->state_dir, strerror(errno));
@@ -121,9 +184,13 @@ void manager_free(struct manager *m) {
         sd_event_source_unref(m->defer);
         sd_event_source_unref(m->confine);
         sd_event_source_unref(m->publish);
+        sd_event_source_unref(m->units_wait);
         sd_device_monitor_unref(m->monitor);
+        units_free(m->units);
         bus_free(m->bus);
         sd_event_unref(m->event);
+        free(m->groups);
+        strindex_free(&m->groups_by_name);
         config_free(&m->config);
         if (m->have_topo)
                 topology_free(&m->topo);
@@ -142,13 +209,14 @@ static bool same_target(const struct state_entry *e, const struct group_config *
 static void unplace_gone(struct manager *m, const struct apply_ctx *a, const struct placement_result *res) {
         for (size_t i = 0; i < m->st.n; i++) {
                 const struct state_entry *e = &m->st.e[i];
-                const struct group_config *g = config_find_group(&m->config, e->name);
+                size_t k = 0;
+                const struct group_config *g = find_group(m, e->name, &k);
                 char err[512];
                 int r;
 
                 if (cpuset_empty(&e->cpus))
                         continue;
-                if (g && same_target(e, g) && res[g - m->config.groups].state == GROUP_PLACED)
+                if (g && same_target(e, g) && res[k].state == GROUP_PLACED)
                         continue;
                 r = apply_unplace(a, e->name, e->kind, e->target, e->cgroup, err, sizeof(err));
                 if (r < 0)
@@ -176,12 +244,14 @@ static void log_transition(const struct state_entry *old, const struct state_ent
 /* Build the placement requests; current placements come from the checkpoint.
  * note[i]: how group i's CPUs= was rounded, "" if it was not. */
 static void build_requests(struct manager *m, struct placement_request *req, char (*errbuf)[320], char (*note)[160]) {
-        for (size_t i = 0; i < m->config.ngroups; i++) {
-                const struct group_config *g = &m->config.groups[i];
+        for (size_t i = 0; i < m->ngroups; i++) {
+                const struct group_config *g = m->groups[i];
                 const struct state_entry *e = state_find(&m->st, g->name);
 
-                if (!m->have_topo) {
-                        req[i] = (struct placement_request) { .name = g->name, .error = m->topo_err };
+                if (!m->have_topo || g->error) {
+                        /* A unit whose [X-Cosched] has errors: in error, alone. */
+                        req[i] = (struct placement_request) { .name = g->name,
+                                                              .error = g->error ? g->error : m->topo_err };
                         continue;
                 }
                 config_group_to_request(&m->config, g, &m->topo, &req[i], errbuf[i], sizeof(errbuf[i]), note[i],
@@ -272,6 +342,21 @@ static void apply_unit(struct manager *m, const struct apply_ctx *a, const struc
 
         if (old && old->kind == e->kind && !strcmp(old->target, e->target))
                 snprintf(e->cgroup, sizeof(e->cgroup), "%s", old->cgroup);
+        /* Placed where it was, and no word from systemd since the last
+         * look (no job, no unit event): cgroupfs alone says whether it
+         * still holds, so that an idle daemon makes no calls to PID 1. An
+         * inactive unit waits for its start job. */
+        if (!m->ask_systemd && unit_steady(old, e) && !res->moved) {
+                if (!e->cgroup[0]) {
+                        snprintf(e->reason, sizeof(e->reason), "%s", old->reason);
+                        return;
+                }
+                if (apply_confined(&(struct apply_ctx) { .cgroup_root = m->opt.cgroup_root }, e->cgroup, e->level,
+                                   &e->cpus, err, sizeof(err)) == APPLIED) {
+                        snprintf(e->reason, sizeof(e->reason), "%s", old->reason);
+                        return;
+                }
+        }
         r = apply_place(a, e->name, e->kind, e->target, e->level, &e->cpus, res->moved, e->cgroup, err, sizeof(err));
         if (r < 0) {
                 e->state = GROUP_ERROR;
@@ -302,7 +387,7 @@ static void apply_unit(struct manager *m, const struct apply_ctx *a, const struc
 
 static void apply_group(struct manager *m, const struct apply_ctx *a, size_t i, const struct placement_request *req,
                         const struct placement_result *res, struct state_entry *e) {
-        const struct group_config *g = &m->config.groups[i];
+        const struct group_config *g = m->groups[i];
         char err[512];
         int r;
 
@@ -449,7 +534,7 @@ static struct apply_ctx apply_ctx_of(struct manager *m) {
 }
 
 int manager_reconcile(struct manager *m) {
-        size_t n = m->config.ngroups;
+        size_t n = m->ngroups;
         struct apply_ctx a = apply_ctx_of(m);
         struct placement_request *req = calloc(n ? n : 1, sizeof(*req));
         struct placement_result *res = calloc(n ? n : 1, sizeof(*res));
@@ -473,7 +558,7 @@ int manager_reconcile(struct manager *m) {
         /* Moved groups first: they leave CPUs that new groups may take. */
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < n; i++) {
-                        const struct group_config *g = &m->config.groups[i];
+                        const struct group_config *g = m->groups[i];
                         struct state_entry *e = &ns.e[i];
 
                         /* Pass 0: moved groups; pass 1: all others. */
@@ -490,6 +575,7 @@ int manager_reconcile(struct manager *m) {
         (void) state_index(&m->st); /* without it, lookups are linear: slower, not wrong */
         publish(m);
         arm_confine(m);
+        m->ask_systemd = false;
         r = 0;
 out:
         free(req);
@@ -515,9 +601,33 @@ static void once_step(struct manager *m) {
                 (void) sd_bus_wait(bus, CONFINE_POLL_USEC);
 }
 
+static int start_units(struct manager *m);
+
+/* --once: the units with [X-Cosched] too, else their groups would be
+ * released; as long as the loop would wait for them. */
+static void once_units(struct manager *m) {
+        uint64_t end = now_usec() + BUS_TIMEOUT_USEC;
+        sd_bus *bus = bus_sd(m->bus);
+
+        if (start_units(m) < 0)
+                return;
+        while (!units_ready(m->units) && now_usec() < end) {
+                while (sd_bus_process(bus, NULL) > 0 && !units_ready(m->units))
+                        ;
+                if (!units_ready(m->units))
+                        (void) sd_bus_wait(bus, CONFINE_POLL_USEC);
+        }
+        if (!units_ready(m->units))
+                log_warning("systemd has not listed its units in %ds: units with [X-Cosched] are left out",
+                            BUS_TIMEOUT_USEC / 1000000);
+        rebuild_groups(m);
+}
+
 int manager_once(struct manager *m) {
         int r;
 
+        if (m->bus)
+                once_units(m);
         r = manager_reconcile(m);
         if (r < 0)
                 return r;
@@ -579,6 +689,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         } else {
                 config_free(&m->config);
                 m->config = c;
+                rebuild_groups(m);
                 m->last_reload_error[0] = 0;
                 log_info("reload: configuration with %zu groups loaded", c.ngroups);
                 sd_event_source_set_time_relative(m->timer, (uint64_t) m->config.daemon.reconcile_sec * 1000000);
@@ -615,11 +726,58 @@ static int on_cpu_uevent(sd_device_monitor *mon, sd_device *d, void *userdata) {
         return 0;
 }
 
-static int on_job_removed(sd_bus_message *msg, void *userdata, sd_bus_error *e) {
-        (void) msg;
-        (void) e;
-        schedule_reconcile(userdata);
+/* The loop's first reconcile waits for PID 1's unit listing, so that
+ * groups of units placed before a restart are not released meanwhile. */
+static void first_reconcile(struct manager *m) {
+        m->started = true;
+        if (m->units_wait)
+                sd_event_source_set_enabled(m->units_wait, SD_EVENT_OFF);
+        manager_reconcile(m);
+        sd_notify(false, "READY=1");
+}
+
+/* From units.c: a unit with [X-Cosched] started, stopped or changed
+ * (groups), or a job finished (job: units confined through systemd may
+ * have new cgroups, ask it again). */
+static void on_units_event(void *userdata, bool groups, bool job) {
+        struct manager *m = userdata;
+
+        if (groups)
+                rebuild_groups(m);
+        if (job)
+                m->ask_systemd = true;
+        if (m->started)
+                schedule_reconcile(m);
+        else if (m->event && units_ready(m->units))
+                first_reconcile(m);
+}
+
+static int on_units_wait(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct manager *m = userdata;
+
+        (void) s;
+        (void) usec;
+        if (m->started)
+                return 0;
+        log_warning("systemd has not listed its units in %ds: placing the configured groups now; units with "
+                    "[X-Cosched] follow when it answers", BUS_TIMEOUT_USEC / 1000000);
+        first_reconcile(m);
         return 0;
+}
+
+static int start_units(struct manager *m) {
+        int r;
+
+        r = units_new(bus_sd(m->bus), on_units_event, m, &m->units);
+        if (r >= 0)
+                r = units_start(m->units);
+        if (r < 0) {
+                log_warning("cannot follow systemd's units (%s): [X-Cosched] sections are ignored, relying on the "
+                            "%us timer", strerror(-r), m->config.daemon.reconcile_sec);
+                units_free(m->units);
+                m->units = NULL;
+        }
+        return r;
 }
 
 static int setup_events(struct manager *m) {
@@ -662,11 +820,13 @@ static int setup_events(struct manager *m) {
 
         if (m->bus) {
                 r = sd_bus_attach_event(bus_sd(m->bus), m->event, 0);
-                if (r >= 0)
-                        r = bus_subscribe(m->bus, on_job_removed, m);
                 if (r < 0)
-                        log_warning("cannot follow systemd jobs (%s): relying on the %us timer", strerror(-r),
-                                    m->config.daemon.reconcile_sec);
+                        log_warning("cannot attach to the system bus (%s)", strerror(-r));
+                else if (start_units(m) >= 0)
+                        r = sd_event_add_time_relative(m->event, &m->units_wait, CLOCK_MONOTONIC, BUS_TIMEOUT_USEC,
+                                                       0, on_units_wait, m);
+                if (r < 0)
+                        log_warning("cannot wait for systemd's units: %s", strerror(-r));
         }
         if (!m->opt.sysfs_root[0]) {
                 r = sd_device_monitor_new(&m->monitor);
@@ -696,8 +856,8 @@ int manager_run(struct manager *m) {
         if (m->running_fd < 0)
                 log_warning("cannot lock %s/%s: coschedctl will call the checkpoint stale: %s", m->opt.state_dir,
                             RUNNING_FILE, strerror(-m->running_fd));
-        manager_reconcile(m);
-        sd_notify(false, "READY=1");
+        if (units_ready(m->units))
+                first_reconcile(m);
         r = sd_event_loop(m->event);
         sd_notify(false, "STOPPING=1");
         /* Groups stay as they are: the checkpoint lets a restart carry on. */

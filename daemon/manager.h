@@ -10,6 +10,7 @@
 #include "config.h"
 #include "state.h"
 #include "topology.h"
+#include "units.h"
 
 struct manager_options {
         const char *config_path;
@@ -23,7 +24,17 @@ struct manager_options {
 
 struct manager {
         struct manager_options opt;
-        struct config config;
+        struct config config;           /* coschedd.conf and conf.d */
+        struct units *units;            /* units with [X-Cosched]; NULL without a bus */
+        /* What is placed: config's groups, then the units' (a unit that
+         * config names already is config's); by name. */
+        const struct group_config **groups;
+        size_t ngroups;
+        struct strindex groups_by_name;
+        bool ask_systemd;               /* a systemd event since the last reconcile: ask it again
+                                         * about every unit, not only cgroupfs */
+        bool started;                   /* the loop's first reconcile ran */
+        sd_event_source *units_wait;    /* gives up waiting for PID 1's first unit listing */
         struct topology topo;
         bool have_topo;
         char topo_err[256];

@@ -19,7 +19,7 @@
 #define STATE_FILE "state"
 
 struct state_entry {
-        char name[GROUP_NAME_MAX + 1];
+        char name[256];                 /* a group name, or a unit's (up to 255 bytes) */
         enum group_kind kind;
         char target[1025];
         int level;                      /* 0 if unresolved */

@@ -19,8 +19,23 @@
  * SIGUSR1: PID 1 hangs: method calls (LoadUnit, GetAll, Get,
  * SetUnitProperties...) get no answer, ever ("ignored MEMBER" in the log);
  * the notify socket is still read. SIGUSR2: it answers again.
+ *
+ * Units, for units.c: ListUnits, the org.freedesktop.systemd1.Unit
+ * properties Id, ActiveState (active while the unit has a cgroup),
+ * FragmentPath and DropInPaths (--unit-dir=DIR: DIR/UNIT if it exists,
+ * and DIR/UNIT.d/ *.conf in name order), Reload. Every method call is
+ * logged first ("call MEMBER PATH"), so a test counts what the daemon
+ * asks. --control=FIFO takes one command a line, as PID 1's events:
+ *   start UNIT CGROUP  the unit starts (UnitNew if new, its cgroup gets
+ *                      AllowedCPUs=, PropertiesChanged ActiveState, JobRemoved)
+ *   stop UNIT          it stops (PropertiesChanged, JobRemoved)
+ *   exit UNIT          its process exits: it stops without a job
+ *   reload             daemon-reload (Reloading true, then false)
+ *   remove UNIT        UnitRemoved
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +70,9 @@ static FILE *logf;
 static sd_event *ev;
 static uint64_t realize_delay_usec;
 static bool hung;
+static const char *unit_dir;
+static sd_bus *bus;
+static unsigned job_id;
 
 static struct unit *find(const char *name) {
         for (int i = 0; i < nunits; i++)
@@ -173,7 +191,11 @@ static int method_set_props(sd_bus_message *m, void *userdata, sd_bus_error *e) 
                         r = sd_bus_message_enter_container(m, 'v', "t");
                         if (r >= 0)
                                 r = sd_bus_message_read(m, "t", &u->weight);
-                        fprintf(logf, "SetUnitProperties %s CPUWeight=%llu\n", name, (unsigned long long) u->weight);
+                        if (u->weight == UINT64_MAX)
+                                fprintf(logf, "SetUnitProperties %s CPUWeight=\n", name);
+                        else
+                                fprintf(logf, "SetUnitProperties %s CPUWeight=%llu\n", name,
+                                        (unsigned long long) u->weight);
                 } else
                         return sd_bus_error_setf(e, SD_BUS_ERROR_INVALID_ARGS, "unexpected property %s", prop);
                 if (r >= 0)
@@ -214,7 +236,11 @@ static int find_unit(sd_bus *bus, const char *path, const char *iface, void *use
  * PID 1 stuck in its own loop would leave it. */
 static int filter(sd_bus_message *m, void *userdata, sd_bus_error *e) {
         (void) userdata, (void) e;
-        if (!hung || !sd_bus_message_is_method_call(m, NULL, NULL))
+        if (!sd_bus_message_is_method_call(m, NULL, NULL))
+                return 0;
+        fprintf(logf, "call %s %s\n", sd_bus_message_get_member(m), sd_bus_message_get_path(m));
+        fflush(logf);
+        if (!hung)
                 return 0;
         fprintf(logf, "ignored %s\n", sd_bus_message_get_member(m));
         fflush(logf);
@@ -229,12 +255,124 @@ static int on_hang(sd_event_source *s, const struct signalfd_siginfo *si, void *
         return 0;
 }
 
+static int method_list_units(sd_bus_message *m, void *userdata, sd_bus_error *e);
+static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *e);
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_METHOD("LoadUnit", "s", "o", method_load_unit, 0),
         SD_BUS_METHOD("Subscribe", "", "", method_subscribe, 0),
         SD_BUS_METHOD("SetUnitProperties", "sba(sv)", "", method_set_props, 0),
+        SD_BUS_METHOD("ListUnits", "", "a(ssssssouso)", method_list_units, 0),
+        SD_BUS_METHOD("Reload", "", "", method_reload, 0),
         SD_BUS_SIGNAL("JobRemoved", "uoss", 0),
+        SD_BUS_SIGNAL("UnitNew", "so", 0),
+        SD_BUS_SIGNAL("UnitRemoved", "so", 0),
+        SD_BUS_SIGNAL("Reloading", "b", 0),
+        SD_BUS_VTABLE_END,
+};
+
+static int get_active(sd_bus *b, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
+                      void *userdata, sd_bus_error *e) {
+        struct unit *u = userdata;
+
+        (void) b, (void) path, (void) iface, (void) prop, (void) e;
+        return sd_bus_message_append(reply, "s", u->cgroup[0] ? "active" : "inactive");
+}
+
+static int get_fragment(sd_bus *b, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
+                        void *userdata, sd_bus_error *e) {
+        struct unit *u = userdata;
+        char p[4096] = "";
+
+        (void) b, (void) path, (void) iface, (void) prop, (void) e;
+        if (unit_dir) {
+                snprintf(p, sizeof(p), "%s/%s", unit_dir, u->name);
+                if (access(p, F_OK) < 0)
+                        p[0] = 0;
+        }
+        return sd_bus_message_append(reply, "s", p);
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static int get_dropins(sd_bus *b, const char *path, const char *iface, const char *prop, sd_bus_message *reply,
+                       void *userdata, sd_bus_error *e) {
+        struct unit *u = userdata;
+        char dir[4096], *names[64];
+        struct dirent *de;
+        size_t n = 0;
+        DIR *d;
+        int r;
+
+        (void) b, (void) path, (void) iface, (void) prop, (void) e;
+        snprintf(dir, sizeof(dir), "%s/%s.d", unit_dir ? unit_dir : "/nonexistent", u->name);
+        d = opendir(dir);
+        while (d && (de = readdir(d)) && n < 64) {
+                size_t l = strlen(de->d_name);
+                if (de->d_name[0] != '.' && l > 5 && !strcmp(de->d_name + l - 5, ".conf") &&
+                    asprintf(&names[n], "%s/%s", dir, de->d_name) >= 0)
+                        n++;
+        }
+        if (d)
+                closedir(d);
+        qsort(names, n, sizeof(char *), cmp_str);
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; i < n; i++) {
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "s", names[i]);
+                free(names[i]);
+        }
+        return r < 0 ? r : sd_bus_message_close_container(reply);
+}
+
+static int method_list_units(sd_bus_message *m, void *userdata, sd_bus_error *e) {
+        sd_bus_message *reply = NULL;
+        int r;
+
+        (void) userdata, (void) e;
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ssssssouso)");
+        for (int i = 0; r >= 0 && i < nunits; i++) {
+                char *path = NULL;
+                const char *active = units[i].cgroup[0] ? "active" : "inactive";
+
+                r = sd_bus_path_encode(UNIT_PREFIX, units[i].name, &path);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "(ssssssouso)", units[i].name, "", "loaded", active,
+                                                  units[i].cgroup[0] ? "running" : "dead", "", path, 0, "", "/");
+                free(path);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static void emit_reloading(void) {
+        sd_bus_emit_signal(bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "Reloading", "b", 1);
+        sd_bus_emit_signal(bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "Reloading", "b", 0);
+}
+
+static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *e) {
+        (void) userdata, (void) e;
+        fprintf(logf, "Reload\n");
+        fflush(logf);
+        emit_reloading();
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static const sd_bus_vtable unit_iface_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Id", "s", NULL, offsetof(struct unit, name), 0),
+        SD_BUS_PROPERTY("ActiveState", "s", get_active, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("FragmentPath", "s", get_fragment, 0, 0),
+        SD_BUS_PROPERTY("DropInPaths", "as", get_dropins, 0, 0),
         SD_BUS_VTABLE_END,
 };
 
@@ -245,6 +383,82 @@ static const sd_bus_vtable unit_vtable[] = {
         SD_BUS_PROPERTY("CPUWeight", "t", NULL, offsetof(struct unit, weight), 0),
         SD_BUS_VTABLE_END,
 };
+
+static void unit_signals(struct unit *u, const char *member, bool job) {
+        char *path = NULL, job_path[64];
+
+        if (sd_bus_path_encode(UNIT_PREFIX, u->name, &path) < 0)
+                return;
+        if (!strcmp(member, "UnitNew") || !strcmp(member, "UnitRemoved"))
+                sd_bus_emit_signal(bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", member, "so",
+                                   u->name, path);
+        else {
+                sd_bus_emit_properties_changed(bus, path, "org.freedesktop.systemd1.Unit", "ActiveState", NULL);
+                if (job) {
+                        snprintf(job_path, sizeof(job_path), "/org/freedesktop/systemd1/job/%u", ++job_id);
+                        sd_bus_emit_signal(bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                           "JobRemoved", "uoss", job_id, job_path, u->name, "done");
+                }
+        }
+        free(path);
+}
+
+static void command(char *line) {
+        char *verb = strtok(line, " \n"), *name = strtok(NULL, " \n"), *cg = strtok(NULL, " \n");
+        struct unit *u = name ? find(name) : NULL;
+
+        fprintf(logf, "cmd %s %s\n", verb ? verb : "", name ? name : "");
+        fflush(logf);
+        if (!verb)
+                return;
+        if (!strcmp(verb, "reload")) {
+                emit_reloading();
+                return;
+        }
+        if (!name)
+                return;
+        if (!u && !strcmp(verb, "start") && nunits < MAX_UNITS) {
+                u = &units[nunits++];
+                *u = (struct unit) { .name = strdup(name), .cgroup = strdup(""), .weight = UINT64_MAX };
+                unit_signals(u, "UnitNew", false);
+        }
+        if (!u)
+                return;
+        if (!strcmp(verb, "start")) {
+                free(u->cgroup);
+                u->cgroup = strdup(cg ? cg : "");
+                /* systemd realizes the unit's properties in its new cgroup. */
+                if (!cpuset_empty(&u->allowed))
+                        realize(u);
+                unit_signals(u, "PropertiesChanged", true);
+        } else if (!strcmp(verb, "stop") || !strcmp(verb, "exit")) {
+                free(u->cgroup);
+                u->cgroup = strdup("");
+                unit_signals(u, "PropertiesChanged", !strcmp(verb, "stop"));
+        } else if (!strcmp(verb, "remove"))
+                unit_signals(u, "UnitRemoved", false);
+}
+
+static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        static char buf[8192];
+        static size_t len;
+        ssize_t n;
+        char *nl;
+
+        (void) s, (void) revents, (void) userdata;
+        n = read(fd, buf + len, sizeof(buf) - 1 - len);
+        if (n <= 0)
+                return 0;
+        len += n;
+        buf[len] = 0;
+        while ((nl = strchr(buf, '\n'))) {
+                *nl = 0;
+                command(buf);
+                memmove(buf, nl + 1, len - (nl + 1 - buf) + 1);
+                len -= nl + 1 - buf;
+        }
+        return 0;
+}
 
 static int on_notify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         char buf[4096], *save = NULL;
@@ -289,10 +503,11 @@ int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "realize-delay-ms", required_argument, NULL, 'd' },
                 { "notify-socket", required_argument, NULL, 'n' },
+                { "unit-dir", required_argument, NULL, 'u' },
+                { "control", required_argument, NULL, 'c' },
                 {},
         };
-        const char *notify = NULL;
-        sd_bus *bus = NULL;
+        const char *notify = NULL, *control = NULL;
         sigset_t ss;
         int c, delay, r;
 
@@ -305,6 +520,12 @@ int main(int argc, char **argv) {
                         break;
                 case 'n':
                         notify = optarg;
+                        break;
+                case 'u':
+                        unit_dir = optarg;
+                        break;
+                case 'c':
+                        control = optarg;
                         break;
                 default:
                         return 2;
@@ -320,7 +541,8 @@ int main(int argc, char **argv) {
                 if (!eq || nunits >= MAX_UNITS)
                         return 2;
                 *eq = 0;
-                units[nunits++] = (struct unit) { .name = argv[i], .cgroup = eq + 1, .weight = UINT64_MAX };
+                units[nunits++] = (struct unit) { .name = strdup(argv[i]), .cgroup = strdup(eq + 1),
+                                                  .weight = UINT64_MAX };
         }
         sigemptyset(&ss);
         sigaddset(&ss, SIGTERM);
@@ -336,6 +558,11 @@ int main(int argc, char **argv) {
                 r = sd_event_add_signal(ev, NULL, SIGUSR2, on_hang, NULL);
         if (r >= 0 && notify)
                 r = listen_notify(notify);
+        if (r >= 0 && control) {
+                /* O_RDWR: no end of file when a writer closes it. */
+                int fd = open(control, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+                r = fd < 0 ? -errno : sd_event_add_io(ev, NULL, fd, EPOLLIN, on_control, NULL);
+        }
         if (r >= 0)
                 r = sd_bus_open_system(&bus);
         if (r >= 0)
@@ -345,6 +572,9 @@ int main(int argc, char **argv) {
                                              manager_vtable, NULL);
         for (int i = 0; r >= 0 && i < 3; i++)
                 r = sd_bus_add_fallback_vtable(bus, NULL, UNIT_PREFIX, ifaces[i], unit_vtable, find_unit, NULL);
+        if (r >= 0)
+                r = sd_bus_add_fallback_vtable(bus, NULL, UNIT_PREFIX, "org.freedesktop.systemd1.Unit", unit_iface_vtable,
+                                               find_unit, NULL);
         if (r >= 0)
                 r = sd_bus_request_name(bus, "org.freedesktop.systemd1", 0);
         if (r >= 0)

@@ -93,7 +93,7 @@ SetUnitProperties web.service CPUWeight=100
 SetUnitProperties web.service AllowedCPUs=4-5
 SetUnitProperties idle.service CPUWeight=100
 SetUnitProperties idle.service AllowedCPUs=6-7"
-got=$(grep SetUnitProperties $T/mock.log)
+got=$(grep ^SetUnitProperties $T/mock.log)
 if [ "$got" = "$exp" ]; then pass bus-runtime-properties; else failt bus-runtime-properties "$(echo "$got" | tr '\n' '|')"; fi
 if grep -q "^group	idle	unit	idle.service	1	smt	placed	6-7	-	confined; waiting for the unit to start" $T/state/state; then
         pass bus-inactive-unit-waits

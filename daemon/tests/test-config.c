@@ -268,7 +268,89 @@ static void test_dump_roundtrip(void) {
         config_free(&b);
 }
 
+/* A unit's [X-Cosched]: files in systemd's order, later ones override. */
+struct ucase {
+        const char *name, *unit;
+        const char *files[3];   /* fragment, drop-ins; NULL ends */
+        const char *dump;       /* the group's keys as config_dump prints them; NULL: no section */
+        const char *errors;
+};
+
+static const struct ucase ucases[] = {
+        { "config/unit-fragment", "web.service",
+          { "[Unit]\nDescription=web\n\n[Service]\nExecStart=/bin/sleep 1\n\n[X-Cosched]\nLevel=core\nCPUs=4\n" },
+          "Unit=web.service\nLevel=core\nCPUs=4\nPlacement=pack\nPriority=0\n", "" },
+        { "config/unit-no-section", "web.service", { "[Service]\nExecStart=/bin/true\n" }, NULL, "" },
+        { "config/unit-systemd-lines-not-ours", "web.service",
+          { "[Service]\nExecStart=/bin/sh -c \\\n  'echo [x]'\nEnvironment=A=B # not a comment for systemd\nweird line\n"
+            "[X-Cosched]\nLevel=core\nSpans=1\n" },
+          "Unit=web.service\nLevel=core\nSpans=1\nPlacement=pack\nPriority=0\n", "" },
+        { "config/unit-slice", "db.slice", { "[Slice]\n[X-Cosched]\nLevel=package\nSpans=1\nPlacement=spread\n" },
+          "Slice=db.slice\nLevel=package\nSpans=1\nPlacement=spread\nPriority=0\n", "" },
+        { "config/unit-dropin-overrides", "web.service",
+          { "[X-Cosched]\nLevel=core\nCPUs=4\nPriority=3\n", "[X-Cosched]\nLevel=package\nSpans=1\n",
+            "[X-Cosched]\nPriority=\n" },
+          "Unit=web.service\nLevel=package\nSpans=1\nPlacement=pack\nPriority=0\n", "" },
+        { "config/unit-dropin-only", "web.service", { "[Service]\n", "[X-Cosched]\nLevel=core\nCPUs=2\n" },
+          "Unit=web.service\nLevel=core\nCPUs=2\nPlacement=pack\nPriority=0\n", "" },
+        { "config/unit-bad-line", "web.service", { "[Service]\n[X-Cosched]\nLevel=core\nCPUs=lots\n" },
+          "Unit=web.service\nLevel=core\nSpans=0\nPlacement=pack\nPriority=0\n",
+          "f0:4: CPUs=lots: expected a number from 1 to 8192" },
+        { "config/unit-needs-level", "web.service", { "[X-Cosched]\nCPUs=2\n" }, "Unit=web.service\nLevel=\nCPUs=2\nPlacement=pack\nPriority=0\n",
+          "f0:1: group [web.service] needs Level=" },
+        { "config/unit-reset-level", "web.service", { "[X-Cosched]\nLevel=core\nCPUs=2\n", "[X-Cosched]\nLevel=\n" },
+          "Unit=web.service\nLevel=\nCPUs=2\nPlacement=pack\nPriority=0\n", "f0:1: group [web.service] needs Level=" },
+        { "config/unit-target-key", "web.service", { "[X-Cosched]\nUnit=other.service\nLevel=core\nCPUs=2\n" },
+          "Unit=web.service\nLevel=core\nCPUs=2\nPlacement=pack\nPriority=0\n",
+          "f0:2: Unit= in [X-Cosched]: the unit itself is coscheduled (Unit= names a target in coschedd.conf)" },
+        { "config/unit-repeated-in-file", "web.service", { "[X-Cosched]\nLevel=core\nCPUs=2\n[Service]\n[X-Cosched]\nLevel=package\n" },
+          "Unit=web.service\nLevel=core\nCPUs=2\nPlacement=pack\nPriority=0\n", "f0:6: Level= repeated (first at line 2)" },
+        { "config/unit-continued-line", "web.service", { "[X-Cosched]\nLevel=core \\\n  package\nCPUs=2\n" },
+          "Unit=web.service\nLevel=\nCPUs=2\nPlacement=pack\nPriority=0\n",
+          "f0:2: Level=core \\: expected a level number (1-15) or one of core, smt, llc, cache, package, socket, cls, mc, die, numa\n"
+          "f0:3: a continued line ('\\' at the end of the line before) in [X-Cosched]" },
+        { "config/unit-socket-refused", "web.socket", { "[X-Cosched]\nLevel=core\nCPUs=2\n" },
+          "?=web.socket\nLevel=core\nCPUs=2\nPlacement=pack\nPriority=0\n",
+          "f0:1: [X-Cosched] in web.socket: only services, scopes and slices (not -.slice) can be coscheduled" },
+};
+
+static void run_ucase(const struct ucase *u) {
+        struct config c;
+        struct config_errors e = {};
+        char *got = NULL, *dump = NULL, detail[2048] = "", fname[8];
+        bool any = false;
+        size_t n;
+        FILE *f;
+
+        config_init(&c);
+        for (int i = 0; i < 3 && u->files[i]; i++) {
+                snprintf(fname, sizeof(fname), "f%d", i);
+                any |= config_parse_unit_file(&c, u->unit, u->files[i], fname, &e);
+        }
+        config_finish(&c, &e);
+        for (size_t i = 0; i < e.n; i++)
+                strappendf(&got, "%s%s", i ? "\n" : "", e.msgs[i]);
+        if (any != (u->dump != NULL) || c.ngroups != (u->dump ? 1u : 0u))
+                snprintf(detail, sizeof(detail), "section found %d, %zu groups", any, c.ngroups);
+        else if (strcmp(got ? got : "", u->errors))
+                snprintf(detail, sizeof(detail), "errors '%s', expected '%s'", got ? got : "", u->errors);
+        else if (u->dump) {
+                f = open_memstream(&dump, &n);
+                config_dump(&c, f);
+                fclose(f);
+                if (!strstr(dump, u->dump))
+                        snprintf(detail, sizeof(detail), "dump '%s', expected '%s'", dump, u->dump);
+        }
+        test_report(u->name, detail);
+        free(got);
+        free(dump);
+        config_errors_free(&e);
+        config_free(&c);
+}
+
 int main(void) {
+        for (size_t i = 0; i < sizeof(ucases) / sizeof(ucases[0]); i++)
+                run_ucase(&ucases[i]);
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 run_case(&cases[i]);
         test_dropins();

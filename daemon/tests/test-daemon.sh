@@ -168,6 +168,21 @@ case "$rc $out" in "1 $T/nosys: cannot check the levels against the CPU topology
 *) failt check-config-needs-topology "rc=$rc out=$out" ;;
 esac
 
+# --syntax-only, the unit's ExecStartPre= and ExecReload=: the files
+# alone. The same config passes, and the daemon starts with it: the groups
+# this machine cannot place are in error, the others placed.
+out=$($D -t --syntax-only --sysfs-root=$T/sys --config=$T/topo.conf 2>&1); rc=$?
+out2=$($D --syntax-only --config=$T/topo.conf 2>&1); rc2=$?
+if [ "$rc $rc2" = "0 2" ] && [ -z "$out" ] && [ "$out2" = "coschedd: --syntax-only goes with -t (--check-config)" ]; then
+        pass check-config-syntax-only
+else failt check-config-syntax-only "rc=$rc out=$out; rc=$rc2 $out2"; fi
+mk_cgroup /fine; mk_cgroup /n; mk_cgroup /nine; mk_cgroup /odd
+$D --once --no-bus --sysfs-root=$T/sys --cgroup-root=$T/cg --state-dir=$T/state-topo --config=$T/topo.conf 2>/dev/null; rc=$?
+got=$(awk -F'\t' '$1 == "group" { printf "%s %s|", $2, $7 }' $T/state-topo/state 2>/dev/null)
+if [ $rc = 0 ] && [ "$got" = "n error|nine error|odd error|fine placed|" ] && [ "$(cat $T/cg/fine/cpu.scheduled)" = 3 ]; then
+        pass daemon-level-missing-is-group-error
+else failt daemon-level-missing-is-group-error "rc=$rc $got"; fi
+
 # The event loop: SIGHUP with a broken config keeps the old placement;
 # a good one removing group a releases it (0 first, then widen).
 cp $T/good.conf $T/etc/coschedd.conf

@@ -21,6 +21,12 @@ if [ "$(grep -v '^#' $T/usr/lib/systemd/system-preset/80-coschedd.preset 2>/dev/
         pass install-preset-and-wantedby
 else failt install-preset-and-wantedby "$(cat $T/usr/lib/systemd/system-preset/80-coschedd.preset 2>&1)"; fi
 
+# The daemon's start and reload check the syntax only (coschedd.8).
+if [ "$(grep -c '^Exec.*coschedd --check-config --syntax-only$' $U/coschedd.service)" = 2 ] &&
+   [ -e $T/usr/share/man/man5/coschedd.unit.5 ]; then
+        pass install-syntax-only-check
+else failt install-syntax-only-check "$(grep Exec $U/coschedd.service | tr '\n' '|')"; fi
+
 if ! command -v systemctl >/dev/null 2>&1; then
         failt install-preset-enable-disable "systemctl not installed"
         exit 1
