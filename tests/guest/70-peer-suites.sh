@@ -1,0 +1,39 @@
+#!/bin/bash
+# timeout: 600
+# boot: cosched_max_level=0 cosched.corehold=0
+# Issue 12 point 1: the kernel's own selftests (tests/peer-build.sh:
+# cgroup test_cpu, test_cpuset_prs.sh, test_core, test_freezer, test_kill;
+# sched cs_prctl_test) on the patched kernel with the feature unused:
+# cosched_max_level=0 (the default) and no core cookie held by the runner
+# (cosched.corehold=0; cs_prctl_test makes cookies of its own, as on
+# stock).  Each test's result must be one the stock kernel gave in the
+# recorded baseline (tests/peer-baseline/stock.txt, re-measured by make
+# peer-baseline, which also records the CONFIG_COSCHEDULING=n kernel); a
+# test that fails on stock too is listed with its stock result.  Shares
+# its boot with 45-maxlevel0 (same boot line).
+. "$(dirname "$0")/lib.sh"
+TEST_NAME=70-peer-suites	# no test_init: the suites make their own cgroups
+P=$(dirname "$0")
+OUT=/tmp/70-peer-results.txt
+log "# $TEST_NAME on $(uname -r) ($(uname -v)), flavour ${COSCHED_FLAVOUR:-?}"
+log "# cmdline: $(cat /proc/cmdline)"
+hold=$(corehold_state)
+ml=$(cat "$COSCHED_SYSFS/max_level" 2>/dev/null || echo missing)
+check_eq "max_level (feature unused)" "$ml" 0
+check_eq "core cookie holder (cosched.corehold=0)" "$hold" off
+
+t0=$(date +%s)
+"$P/peer-suites.sh" "$OUT"
+secs=$(($(date +%s) - t0))
+cp "$OUT" "$COSCHED_RESULTS/70-peer-results.txt" 2>/dev/null
+log "--- against the stock baseline"
+cmp=$("$P/peer-compare.sh" "$OUT")
+rc=$?
+log "$cmp"
+[ $rc -eq 0 ] || fail "results differ from stock: $(grep '^# differs:' <<< "$cmp" | sed 's/^# differs: //' | paste -sd';' | cut -c1-300)"
+n=$(grep -c ' \(pass\|fail\|skip\)$' "$OUT")
+[ "$n" -gt 0 ] || fail "no suite reported a test"
+sum=$(grep '^# compare:' <<< "$cmp" | sed 's/^# compare: //')
+stockfail=$(awk '!/^#/ && $3 ~ /fail/ { printf "%s%s", s, $2; s = "," }' /usr/lib/cosched-tests/peer-baseline/stock.txt 2>/dev/null)
+when=$(sed -n 's/^# measured: \([^,]*\),.*/\1/p' /usr/lib/cosched-tests/peer-baseline/stock.txt 2>/dev/null)
+finish "$n tests in $secs s, vs stock: $sum (stock fails too: ${stockfail:-none}; baseline measured ${when:-?}) [max_level $ml, corehold $hold]"

@@ -1,0 +1,47 @@
+#!/bin/bash
+# timeout: 600
+# boot: cosched_max_level=8 cosched.corehold=0
+# Issue 12 point 2, first half: the peer suites of 70-peer-suites (the
+# kernel's own cgroup and sched selftests) with coscheduling enabled at
+# its highest level (cosched_max_level=8, clamped by the kernel to the
+# highest level it implements) and nothing coscheduled: no group has
+# cpu.scheduled set before or after, and no core cookie is held by the
+# runner (cosched.corehold=0; cs_prctl_test makes its own, as on stock).
+# Each test's result must be one the stock kernel gave in the recorded
+# baseline (tests/peer-baseline/stock.txt, make peer-baseline).
+. "$(dirname "$0")/lib.sh"
+TEST_NAME=71-peer-maxlevel	# no test_init: the suites make their own cgroups
+P=$(dirname "$0")
+OUT=/tmp/71-peer-results.txt
+log "# $TEST_NAME on $(uname -r) ($(uname -v)), flavour ${COSCHED_FLAVOUR:-?}"
+log "# cmdline: $(cat /proc/cmdline)"
+hold=$(corehold_state)
+ml=$(cat "$COSCHED_SYSFS/max_level" 2>/dev/null || echo missing)
+top=$(ls "$COSCHED_SYSFS/levels" 2>/dev/null | sort -n | tail -1)
+log "# max_level $ml, levels offered: $(ls "$COSCHED_SYSFS/levels" 2>/dev/null | paste -sd' ')"
+check_gt "max_level (enabled)" "$ml" 0
+check_eq "max_level is the highest level offered" "$ml" "${top:-none}"
+check_eq "core cookie holder (cosched.corehold=0)" "$hold" off
+
+# coscheduled: the groups with a non-zero cpu.scheduled.
+coscheduled() {
+	find /sys/fs/cgroup -name cpu.scheduled 2>/dev/null | while read -r f; do
+		[ "$(cat "$f" 2>/dev/null)" = 0 ] || echo "${f%/cpu.scheduled}"
+	done | paste -sd' '
+}
+check_eq "groups coscheduled before the suites" "$(coscheduled)" ""
+t0=$(date +%s)
+"$P/peer-suites.sh" "$OUT"
+secs=$(($(date +%s) - t0))
+check_eq "groups coscheduled after the suites" "$(coscheduled)" ""
+cp "$OUT" "$COSCHED_RESULTS/71-peer-results.txt" 2>/dev/null
+log "--- against the stock baseline"
+cmp=$("$P/peer-compare.sh" "$OUT")
+rc=$?
+log "$cmp"
+[ $rc -eq 0 ] || fail "results differ from stock: $(grep '^# differs:' <<< "$cmp" | sed 's/^# differs: //' | paste -sd';' | cut -c1-300)"
+n=$(grep -c ' \(pass\|fail\|skip\)$' "$OUT")
+[ "$n" -gt 0 ] || fail "no suite reported a test"
+sum=$(grep '^# compare:' <<< "$cmp" | sed 's/^# compare: //')
+stockfail=$(awk '!/^#/ && $3 ~ /fail/ { printf "%s%s", s, $2; s = "," }' /usr/lib/cosched-tests/peer-baseline/stock.txt 2>/dev/null)
+finish "$n tests in $secs s, vs stock: $sum (stock fails too: ${stockfail:-none}) [max_level $ml, corehold $hold]"
