@@ -78,7 +78,7 @@ for ((i = 1; i <= BOOTS; i++)); do
 	for fl in $FLAVOURS; do
 		dir=$RUN/$fl-$i
 		for try in 1 2; do
-			echo "peer-baseline: $fl boot $i${try/#1/}${try/#2/ (again)}"
+			echo "peer-baseline: $fl boot $i$([ "$try" = 1 ] || echo " (again)")"
 			TIMEOUT=1200 "$TOP/scripts/boot-guest.sh" test "$fl" "$dir" \
 				cosched.tests=peer-measure cosched.corehold=0
 			# A guest that died before the runner started (the TCG

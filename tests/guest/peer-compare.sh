@@ -12,7 +12,8 @@
 # are printed with their result and the reason, never judged.
 # A baseline result "pass|fail" means stock gave both over its boots
 # (counts in the file): either matches.  A test missing on one side is a
-# difference.  Prints the table, then "# compare: N same, N differ, N exempt"
+# difference; a suite this run did not run at all (no line of it) is not
+# compared.  Prints the table, then "# compare: N same, N differ, N exempt"
 # and one "# differs: ..." line per difference; exits 1 if any differ.
 set -u
 
@@ -35,9 +36,10 @@ BEGIN {
 		exw[k] = why
 	}
 }
-FNR == 1 { file++ }
+FNR == 1 { file++; if (file == 1) while ((getline l < ARGV[3]) > 0) { split(l, w, " "); ran[w[1]] = 1 } }
 /^#/ || NF < 3 { next }
-file == 1 { if (suite == "" || $1 == as) { key = $1 " " $2; stock[key] = $3; runs[key] = $4; order[++nk] = key; known[key] = 1 } next }
+FILENAME == ARGV[1] && FNR == 1 { while ((getline l < ARGV[3]) > 0) { split(l, w, " "); ran[w[1]] = 1 } }
+file == 1 { if ((suite == "" && ($1 in ran)) || $1 == as) { key = $1 " " $2; stock[key] = $3; runs[key] = $4; order[++nk] = key; known[key] = 1 } next }
 file == 2 { if (suite == "" || $1 == as) n_[$1 " " $2] = $3 " " $4; next }
 file == 3 {
 	if (suite != "" && $1 != suite) next
