@@ -5,9 +5,14 @@
  *
  *   schedw FILE VALUE     write VALUE's bytes as given (no newline added)
  *   schedw -n FILE VALUE  append a newline, as "echo VALUE > FILE" does
+ *   schedw -e FILE VALUE  VALUE with C escapes: \n \t \\ \xHH (\x00 a NUL)
+ *   schedw -s FILE V1 V2...  one open, then one write(2) per value on
+ *                         that one file descriptor (a number written in
+ *                         parts); one result line per value
  *
  * Prints "ok" and exits 0 when write(2) took every byte; otherwise prints
- * the errno name (EINVAL, ERANGE, ENOENT, ...) or "short N/M" and exits 1.
+ * the errno name (EINVAL, ERANGE, ENOENT, ...) or "short N/M" and exits 1
+ * (-s: exit 1 if any write failed).  Options combine (-s -e -n).
  * Usage errors exit 2.  The file is opened without O_CREAT or O_TRUNC, so a
  * missing cgroup file is reported as ENOENT rather than created.
  */
@@ -30,47 +35,95 @@ static const char *errname(int e)
 	return buf;
 }
 
+/* Decode \n \t \\ \xHH in place; returns the length (may contain NULs). */
+static size_t unescape(char *s)
+{
+	char *o = s, *i = s;
+	unsigned int v;
+	int n;
+
+	while (*i) {
+		if (*i != '\\' || !i[1]) {
+			*o++ = *i++;
+			continue;
+		}
+		i++;
+		switch (*i) {
+		case 'n': *o++ = '\n'; i++; break;
+		case 't': *o++ = '\t'; i++; break;
+		case 'x':
+			if (sscanf(i + 1, "%2x%n", &v, &n) == 1) {
+				*o++ = (char)v;
+				i += 1 + n;
+				break;
+			}
+			/* fall through */
+		default: *o++ = *i++; break;
+		}
+	}
+	return o - s;
+}
+
+/* One write(2) of VALUE to fd: prints the result, 0 if every byte went. */
+static int write_one(int fd, const char *value, int newline, int escapes)
+{
+	size_t len = strlen(value);
+	char *buf = malloc(len + 2);
+	ssize_t n;
+	int ret = 1;
+
+	if (!buf) {
+		printf("ENOMEM\n");
+		return 1;
+	}
+	memcpy(buf, value, len + 1);
+	if (escapes)
+		len = unescape(buf);
+	if (newline)
+		buf[len++] = '\n';
+	n = write(fd, buf, len);
+	if (n < 0)
+		printf("%s\n", errname(errno));
+	else if ((size_t)n != len)
+		printf("short %zd/%zu\n", n, len);
+	else {
+		printf("ok\n");
+		ret = 0;
+	}
+	free(buf);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
-	int newline = 0, fd;
-	size_t len;
-	ssize_t n;
-	char *buf;
+	int newline = 0, escapes = 0, seq = 0, fd, i, ret = 0;
 
-	if (argc > 1 && !strcmp(argv[1], "-n")) {
-		newline = 1;
+	while (argc > 1 && argv[1][0] == '-' && argv[1][1] && !argv[1][2] && strchr("nes", argv[1][1])) {
+		if (argv[1][1] == 'n')
+			newline = 1;
+		else if (argv[1][1] == 'e')
+			escapes = 1;
+		else
+			seq = 1;
 		argv++;
 		argc--;
 	}
-	if (argc != 3) {
-		fprintf(stderr, "usage: schedw [-n] FILE VALUE\n");
+	if (seq ? argc < 3 : argc != 3) {
+		fprintf(stderr, "usage: schedw [-n] [-e] FILE VALUE | schedw -s [-n] [-e] FILE VALUE...\n");
 		return 2;
 	}
-	len = strlen(argv[2]);
-	buf = malloc(len + 2);
-	if (!buf)
-		return 2;
-	memcpy(buf, argv[2], len);
-	if (newline)
-		buf[len++] = '\n';
 	fd = open(argv[1], O_WRONLY);
 	if (fd < 0) {
 		printf("%s\n", errname(errno));
 		return 1;
 	}
-	n = write(fd, buf, len);
-	if (n < 0) {
+	for (i = 2; i < argc; i++) {
+		fflush(stdout);
+		ret |= write_one(fd, argv[i], newline, escapes);
+	}
+	if (close(fd) && !ret) {
 		printf("%s\n", errname(errno));
 		return 1;
 	}
-	if ((size_t)n != len) {
-		printf("short %zd/%zu\n", n, len);
-		return 1;
-	}
-	if (close(fd)) {
-		printf("%s\n", errname(errno));
-		return 1;
-	}
-	printf("ok\n");
-	return 0;
+	return ret;
 }

@@ -122,6 +122,15 @@ out=$("$SCHEDW" "$tmp/missing/file" 1); rc=$?
 [ "$out" = ENOENT ] && [ $rc -eq 1 ] && ok schedw-enoent "missing file: ENOENT, exit 1" || bad schedw-enoent "$out rc=$rc"
 out=$("$SCHEDW" /dev/full 1); rc=$?
 [ "$out" = ENOSPC ] && [ $rc -eq 1 ] && ok schedw-enospc "/dev/full: ENOSPC, exit 1" || bad schedw-enospc "$out rc=$rc"
+# -e: escapes, a NUL included; -s: one fd, one write per value, no
+# truncation between them (a pipe shows each write as it came).
+: > "$tmp/f"
+out=$("$SCHEDW" -e "$tmp/f" '1\x00x\t\n'); rc=$?
+[ "$out" = ok ] && [ "$(od -An -c "$tmp/f" | tr -d ' ')" = '1\0x\t\n' ] && ok schedw-escapes "-e: NUL, tab, newline" || bad schedw-escapes "$out $(od -An -c "$tmp/f")"
+out=$("$SCHEDW" -s "$tmp/f" 1 0); rc=$?
+[ "$(echo $out)" = "ok ok" ] && [ $rc -eq 0 ] && [ "$(head -c 2 "$tmp/f")" = 10 ] && ok schedw-sequence "-s: two writes on one fd" || bad schedw-sequence "$out rc=$rc"
+out=$("$SCHEDW" -s /dev/full 1 0); rc=$?
+[ "$(echo $out)" = "ENOSPC ENOSPC" ] && [ $rc -eq 1 ] && ok schedw-sequence-errors "-s: one result per write, exit 1" || bad schedw-sequence-errors "$out rc=$rc"
 "$SCHEDW" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok schedw-usage "no arguments: exit 2" || bad schedw-usage "rc=$rc"
 
