@@ -258,6 +258,12 @@ static void build_requests(struct manager *m, struct placement_request *req, cha
                                         sizeof(note[i]));
                 if (e && same_target(e, g) && e->level == req[i].level && !cpuset_empty(&e->cpus))
                         req[i].current = &e->cpus;
+                /* A cgroup that is not there (removed behind our back, or
+                 * not created yet) holds no CPUs: pending until it is. */
+                if (!req[i].error && g->kind == KIND_CGROUP && !cgroup_exists(m->opt.cgroup_root, g->target)) {
+                        snprintf(errbuf[i], sizeof(errbuf[i]), "cgroup %s does not exist", g->target);
+                        req[i].absent = errbuf[i];
+                }
         }
 }
 

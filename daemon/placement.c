@@ -217,6 +217,11 @@ static bool check_request(const struct topology *t, const struct placement_reque
                 snprintf(o->reason, sizeof(o->reason), "%s", r->error);
                 return false;
         }
+        if (r->absent) {
+                o->state = GROUP_PENDING;
+                snprintf(o->reason, sizeof(o->reason), "%s", r->absent);
+                return false;
+        }
         if (r->level < 1 || r->level >= t->nlevels) {
                 o->state = GROUP_ERROR;
                 snprintf(o->reason, sizeof(o->reason), "level %d does not exist", r->level);

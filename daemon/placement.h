@@ -35,6 +35,7 @@ struct placement_request {
         int priority;                   /* higher is placed first */
         const struct cpuset *current;   /* where the group is now; NULL: nowhere */
         const char *error;              /* set: the request could not be formed */
+        const char *absent;             /* set: the group's cgroup is missing: pending with this reason, no CPUs */
 };
 
 struct placement_result {
