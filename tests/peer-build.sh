@@ -66,9 +66,11 @@ else
 fi
 C=$WORK/$ST/cgroup
 # lib.mk's targets are $(OUTPUT)/NAME, OUTPUT being the suite's folder.
-make -s -C "$C" "$C/test_cpu" "$C/test_core" "$C/test_freezer" "$C/test_kill" "$C/wait_inotify" \
+# lib.mk sets OUTPUT itself only at MAKELEVEL 0: under "make test" or
+# "make image" it would stay empty ("No rule to make target"), so say it.
+make -s -C "$C" OUTPUT="$C" "$C/test_cpu" "$C/test_core" "$C/test_freezer" "$C/test_kill" "$C/wait_inotify" \
 	> "$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; die "make -C $ST/cgroup failed"; }
-make -s -C "$WORK/$ST/sched" "$WORK/$ST/sched/cs_prctl_test" \
+make -s -C "$WORK/$ST/sched" OUTPUT="$WORK/$ST/sched" "$WORK/$ST/sched/cs_prctl_test" \
 	>> "$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; die "make -C $ST/sched failed"; }
 # test_cpu_cosched: the kernel's test_cpu.c unchanged, its cg_create and
 # cg_destroy calls (and their declarations in cgroup_util.h) renamed.
