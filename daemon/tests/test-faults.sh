@@ -59,7 +59,7 @@ st() { awk -F'\t' -v g="$1" '$1 == "group" && $2 == g { print $7, $8 }' $T/state
 # half_applied: groups coscheduled while cpuset.cpus is not their
 # checkpointed placement (or there is none).
 half_applied() {
-        for g in $GROUPS; do
+        for g in $GRPS; do
                 p=$(eval echo \$path_$g)
                 [ -p "$T/cg$p/cpu.scheduled" ] && continue
                 s=$(sched $p)
@@ -72,9 +72,9 @@ half_applied() {
 mk_sysfs $T/sys
 mkdir -p $T/cg $T/state
 : > $T/cg/cgroup.subtree_control
-GROUPS="a b c"
+GRPS="a b c"
 path_a=/a path_b=/b path_c=/c
-for g in $GROUPS; do mk_cgroup /$g; done
+for g in $GRPS; do mk_cgroup /$g; done
 cat > $T/c.conf <<'CONF'
 [daemon]
 ReservedCPUs=0-1
@@ -129,7 +129,7 @@ else failt restart-completes-half-applied "c: sched $(sched /c), state '$(st c)'
 kill9
 
 # d, lowest priority, finds no free core: pending.
-mk_cgroup /d; GROUPS="$GROUPS d"; path_d=/d
+mk_cgroup /d; GRPS="$GRPS d"; path_d=/d
 printf '\n[d]\nCgroupPath=/d\nLevel=core\nSpans=1\nPriority=-5\n' >> $T/c.conf
 
 # Random kills: the loop re-applies on every reconcile (ReconcileSec=1)
