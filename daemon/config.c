@@ -23,26 +23,33 @@
 enum key {
         K_UNIT, K_SLICE, K_CGROUP, K_LEVEL, K_CPUS, K_SPANS, K_ALLOWED, K_PLACEMENT, K_PRIORITY,
         K_RESERVED, K_ROUNDING, K_REPACK, K_RECONCILE,
+        K_VM_ENABLE, K_VM_LEVEL, K_VM_PLACEMENT, K_VM_PIN,
         _K_MAX,
 };
 
+enum section { SEC_NONE, SEC_DAEMON, SEC_GROUP, SEC_VMS, SEC_SKIP };
+
 static const struct {
         const char *name;
-        bool daemon;
+        enum section sec;
 } keys[_K_MAX] = {
-        [K_UNIT] = { "Unit", false },
-        [K_SLICE] = { "Slice", false },
-        [K_CGROUP] = { "CgroupPath", false },
-        [K_LEVEL] = { "Level", false },
-        [K_CPUS] = { "CPUs", false },
-        [K_SPANS] = { "Spans", false },
-        [K_ALLOWED] = { "AllowedCPUs", false },
-        [K_PLACEMENT] = { "Placement", false },
-        [K_PRIORITY] = { "Priority", false },
-        [K_RESERVED] = { "ReservedCPUs", true },
-        [K_ROUNDING] = { "Rounding", true },
-        [K_REPACK] = { "Repack", true },
-        [K_RECONCILE] = { "ReconcileSec", true },
+        [K_UNIT] = { "Unit", SEC_GROUP },
+        [K_SLICE] = { "Slice", SEC_GROUP },
+        [K_CGROUP] = { "CgroupPath", SEC_GROUP },
+        [K_LEVEL] = { "Level", SEC_GROUP },
+        [K_CPUS] = { "CPUs", SEC_GROUP },
+        [K_SPANS] = { "Spans", SEC_GROUP },
+        [K_ALLOWED] = { "AllowedCPUs", SEC_GROUP },
+        [K_PLACEMENT] = { "Placement", SEC_GROUP },
+        [K_PRIORITY] = { "Priority", SEC_GROUP },
+        [K_RESERVED] = { "ReservedCPUs", SEC_DAEMON },
+        [K_ROUNDING] = { "Rounding", SEC_DAEMON },
+        [K_REPACK] = { "Repack", SEC_DAEMON },
+        [K_RECONCILE] = { "ReconcileSec", SEC_DAEMON },
+        [K_VM_ENABLE] = { "Enable", SEC_VMS },
+        [K_VM_LEVEL] = { "Level", SEC_VMS },
+        [K_VM_PLACEMENT] = { "Placement", SEC_VMS },
+        [K_VM_PIN] = { "Pin", SEC_VMS },
 };
 
 struct parser {
@@ -51,11 +58,12 @@ struct parser {
         const char *file;
         const char *p;          /* rest of the text */
         int lineno;
-        enum { SEC_NONE, SEC_DAEMON, SEC_GROUP, SEC_SKIP } sec;
+        enum section sec;
         size_t group_idx;
         int key_line[_K_MAX];   /* where each key was set in this section, 0 = not yet */
         bool daemon_seen;       /* [daemon] already appeared in this file */
         int daemon_line;
+        int vms_line;           /* [vms] already appeared in this file, there; 0 = not yet */
         const char *unit;       /* a unit file: only its [X-Cosched] section, as group unit */
         bool unit_section;      /* [X-Cosched] seen in this file */
         bool continued;         /* a unit file: the last line ended in '\\' */
@@ -131,7 +139,8 @@ void config_errors_note_nomem(struct config_errors *e) {
 
 void config_init(struct config *c) {
         *c = (struct config) {
-                .daemon = { .rounding = ROUND_UP, .repack = false, .reconcile_sec = 10 },
+                .daemon = { .rounding = ROUND_UP, .repack = false, .reconcile_sec = 10,
+                            .vms = { .enable = true, .pin = VM_PIN_CORES } },
         };
 }
 
@@ -147,6 +156,7 @@ void config_free(struct config *c) {
         for (size_t i = 0; i < c->nfiles; i++)
                 free(c->files[i]);
         free(c->files);
+        free(c->daemon.vms.level);
         config_init(c);
 }
 
@@ -313,6 +323,16 @@ static void begin_section(struct parser *ps, const char *name) {
                 ps->daemon_seen = true;
                 ps->daemon_line = ps->lineno;
                 ps->sec = SEC_DAEMON;
+                return;
+        }
+        if (!strcmp(name, "vms")) {
+                if (ps->vms_line) {
+                        add_error(ps->e, ps->file, ps->lineno, "section [vms] repeated (first at line %d)",
+                                  ps->vms_line);
+                        return;
+                }
+                ps->vms_line = ps->lineno;
+                ps->sec = SEC_VMS;
                 return;
         }
         if (!valid_group_name(name)) {
@@ -495,6 +515,55 @@ static void daemon_key(struct parser *ps, enum key k, const char *v) {
         }
 }
 
+const char *vm_pin_to_string(enum vm_pin p) {
+        return p == VM_PIN_CORES ? "cores" : p == VM_PIN_SIBLINGS ? "siblings" : "no";
+}
+
+/* [vms]: the policy for QEMU VMs under machine.slice (vm.c). */
+static void vms_key(struct parser *ps, enum key k, const char *v) {
+        struct vm_policy *p = &ps->c->daemon.vms;
+
+        switch (k) {
+        case K_VM_ENABLE:
+                if (parse_bool(v, &p->enable) < 0)
+                        add_error(ps->e, ps->file, ps->lineno, "Enable=%s: expected yes or no", v);
+                break;
+        case K_VM_LEVEL:
+                if (strcasecmp(v, "auto") && !topology_level_spec_valid(v)) {
+                        add_error(ps->e, ps->file, ps->lineno,
+                                  "Level=%s: expected auto, a level number (1-%d) or one of core, smt, llc, cache, "
+                                  "package, socket, cls, mc, die, numa",
+                                  v, TOPO_MAX_LEVELS - 1);
+                        break;
+                }
+                free(p->level);
+                p->level = strcasecmp(v, "auto") ? strdup(v) : NULL;
+                if (strcasecmp(v, "auto") && !p->level)
+                        ps->e->nomem = true;
+                break;
+        case K_VM_PLACEMENT:
+                if (!strcasecmp(v, "pack"))
+                        p->pref = PREF_PACK;
+                else if (!strcasecmp(v, "spread"))
+                        p->pref = PREF_SPREAD;
+                else
+                        add_error(ps->e, ps->file, ps->lineno, "Placement=%s: expected pack or spread", v);
+                break;
+        case K_VM_PIN:
+                if (!strcasecmp(v, "cores"))
+                        p->pin = VM_PIN_CORES;
+                else if (!strcasecmp(v, "siblings"))
+                        p->pin = VM_PIN_SIBLINGS;
+                else if (!strcasecmp(v, "no"))
+                        p->pin = VM_PIN_NO;
+                else
+                        add_error(ps->e, ps->file, ps->lineno, "Pin=%s: expected cores, siblings or no", v);
+                break;
+        default:
+                break;
+        }
+}
+
 /* "Key=" in a unit's drop-in: back to unset, as systemd resets a list. */
 static void unit_reset_key(struct group_config *g, enum key k) {
         switch (k) {
@@ -537,11 +606,12 @@ static int handler(void *user, const char *section, const char *name, const char
                 return 1;
         }
         for (k = 0; k < _K_MAX; k++)
-                if (!strcasecmp(name, keys[k].name) && keys[k].daemon == (ps->sec == SEC_DAEMON))
+                if (!strcasecmp(name, keys[k].name) && keys[k].sec == ps->sec)
                         break;
         if (k == _K_MAX) {
                 add_error(ps->e, ps->file, ps->lineno, "unknown key '%s' in %s section", name,
-                          ps->unit ? "the [X-Cosched]" : ps->sec == SEC_DAEMON ? "the [daemon]" : "a group");
+                          ps->unit ? "the [X-Cosched]" : ps->sec == SEC_DAEMON ? "the [daemon]" :
+                          ps->sec == SEC_VMS ? "the [vms]" : "a group");
                 return 1;
         }
         if (ps->unit && (k == K_UNIT || k == K_SLICE || k == K_CGROUP)) {
@@ -579,6 +649,8 @@ static int handler(void *user, const char *section, const char *name, const char
         }
         if (ps->sec == SEC_DAEMON)
                 daemon_key(ps, k, value);
+        else if (ps->sec == SEC_VMS)
+                vms_key(ps, k, value);
         else
                 group_key(ps, k, value);
         return 1;
@@ -928,6 +1000,9 @@ void config_dump(const struct config *c, FILE *f) {
         fprintf(f, "Rounding=%s\n", rounding_to_string(c->daemon.rounding));
         fprintf(f, "Repack=%s\n", c->daemon.repack ? "yes" : "no");
         fprintf(f, "ReconcileSec=%u\n", c->daemon.reconcile_sec);
+        fprintf(f, "\n[vms]\nEnable=%s\nLevel=%s\nPlacement=%s\nPin=%s\n", c->daemon.vms.enable ? "yes" : "no",
+                c->daemon.vms.level ? c->daemon.vms.level : "auto", c->daemon.vms.pref == PREF_SPREAD ? "spread" : "pack",
+                vm_pin_to_string(c->daemon.vms.pin));
         for (size_t i = 0; i < c->ngroups; i++) {
                 const struct group_config *g = &c->groups[i];
                 static const char *const kk[] = { [KIND_NONE] = "?", [KIND_UNIT] = "Unit", [KIND_SLICE] = "Slice",

@@ -52,11 +52,26 @@ struct group_config {
                                  * [X-Cosched] with errors: its first "file:line: message") */
 };
 
+enum vm_pin {
+        VM_PIN_CORES,           /* one vCPU per core of the span before any sibling (default) */
+        VM_PIN_SIBLINGS,        /* fill each core's siblings first */
+        VM_PIN_NO,              /* no per-thread pins: the vcpus cgroup's cpuset only */
+};
+
+/* [vms]: QEMU VMs under machine.slice (vm.c). */
+struct vm_policy {
+        bool enable;            /* default yes */
+        char *level;            /* NULL: auto, the smallest level whose span holds the vCPUs */
+        enum placement_pref pref;
+        enum vm_pin pin;
+};
+
 struct daemon_config {
         struct cpuset reserved;
         enum rounding rounding;
         bool repack;
         unsigned reconcile_sec;
+        struct vm_policy vms;
 };
 
 struct config {
@@ -116,6 +131,7 @@ void config_dump(const struct config *c, FILE *f);
 const char *group_kind_to_string(enum group_kind k);
 enum group_kind group_kind_from_string(const char *s);
 const char *rounding_to_string(enum rounding r);
+const char *vm_pin_to_string(enum vm_pin p);
 
 /* Turn a group into a placement request on topology t (level names, size
  * rounding). Sets req->error (pointing into errbuf) when it cannot. note

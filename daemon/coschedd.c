@@ -35,12 +35,14 @@ static void help(void) {
                "                        when given, it must exist)\n"
                "     --sysfs-root=DIR   Read /sys below DIR (tests)\n"
                "     --cgroup-root=DIR  The cgroup2 mount (default /sys/fs/cgroup)\n"
+               "     --proc-root=DIR    Read VMs' processes below DIR instead of /proc (tests:\n"
+               "                        their vCPU pins are reported, not applied)\n"
                "     --state-dir=DIR    Checkpoint directory (default /run/coschedd)\n"
                "     --no-bus           Do not talk to systemd (units cannot be confined)\n",
                DEFAULT_CONFIG);
 }
 
-enum { ARG_VERSION = 0x100, ARG_SYNTAX, ARG_DUMP, ARG_ONCE, ARG_CONFIG, ARG_CONFIG_DIR, ARG_SYSFS, ARG_CGROUP, ARG_STATE, ARG_NO_BUS };
+enum { ARG_VERSION = 0x100, ARG_SYNTAX, ARG_DUMP, ARG_ONCE, ARG_CONFIG, ARG_CONFIG_DIR, ARG_SYSFS, ARG_CGROUP, ARG_STATE, ARG_NO_BUS, ARG_PROC };
 
 struct args {
         struct manager_options o;
@@ -60,6 +62,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
                 { "config-dir", required_argument, NULL, ARG_CONFIG_DIR },
                 { "sysfs-root", required_argument, NULL, ARG_SYSFS },
                 { "cgroup-root", required_argument, NULL, ARG_CGROUP },
+                { "proc-root", required_argument, NULL, ARG_PROC },
                 { "state-dir", required_argument, NULL, ARG_STATE },
                 { "no-bus", no_argument, NULL, ARG_NO_BUS },
                 {},
@@ -67,7 +70,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
         int c;
 
         a->o = (struct manager_options) { .config_path = DEFAULT_CONFIG, .sysfs_root = "",
-                                          .cgroup_root = "/sys/fs/cgroup", .state_dir = "/run/coschedd",
+                                          .cgroup_root = "/sys/fs/cgroup", .proc_root = "", .state_dir = "/run/coschedd",
                                           .use_bus = true };
         while ((c = getopt_long(argc, argv, "ht", opts, NULL)) >= 0)
                 switch (c) {
@@ -102,6 +105,9 @@ static int parse_args(int argc, char **argv, struct args *a) {
                         break;
                 case ARG_CGROUP:
                         a->o.cgroup_root = optarg;
+                        break;
+                case ARG_PROC:
+                        a->o.proc_root = optarg;
                         break;
                 case ARG_STATE:
                         a->o.state_dir = optarg;

@@ -45,18 +45,39 @@ static int load_config(const struct manager_options *o, struct config *c) {
 /* The groups to place: config's, then the units' [X-Cosched] ones.
  * config wins: a unit it names (as a group name or a target) keeps
  * config's group, and its own section is ignored, with a notice. */
+/* The VMs among the running units, and their groups. */
+static int vm_groups(struct manager *m, const struct group_config ***ret, size_t *n) {
+        const char **names = NULL;
+        size_t nn = 0;
+        int r;
+
+        *ret = NULL;
+        *n = 0;
+        if (!m->vms)
+                return 0;
+        r = units_running(m->units, &names, &nn);
+        if (r < 0)
+                return r;
+        vms_update(m->vms, names, nn, &m->config.daemon.vms, m->have_topo ? &m->topo : NULL);
+        free(names);
+        return vms_groups(m->vms, ret, n);
+}
+
 static void rebuild_groups(struct manager *m) {
-        const struct group_config **ug = NULL, **v;
+        const struct group_config **ug = NULL, **vg = NULL, **v;
         struct strindex by_target = {};
-        size_t nu = 0, n = 0, k;
+        size_t nu = 0, nv = 0, n = 0, k;
         bool nomem = false;
 
         if (units_groups(m->units, &ug, &nu) < 0)
                 nomem = true;
-        v = calloc(m->config.ngroups + nu + 1, sizeof(*v));
+        if (vm_groups(m, &vg, &nv) < 0)
+                nomem = true;
+        v = calloc(m->config.ngroups + nu + nv + 1, sizeof(*v));
         if (!v) {
                 log_error("out of memory: the groups of units stay as they were");
                 free(ug);
+                free(vg);
                 return;
         }
         strindex_free(&m->groups_by_name);
@@ -65,7 +86,7 @@ static void rebuild_groups(struct manager *m) {
 
                 v[n] = g;
                 nomem |= strindex_put(&m->groups_by_name, g->name, n) < 0;
-                if (nu && g->target && g->kind != KIND_CGROUP)
+                if ((nu || nv) && g->target)
                         nomem |= strindex_put(&by_target, g->target, n) < 0;
                 n++;
         }
@@ -82,10 +103,23 @@ static void rebuild_groups(struct manager *m) {
                 nomem |= strindex_put(&m->groups_by_name, g->name, n) < 0;
                 n++;
         }
+        for (size_t i = 0; i < nv; i++) {
+                const struct group_config *g = vg[i];
+
+                if (strindex_get(&m->groups_by_name, g->name, &k) || strindex_get(&by_target, g->target, &k)) {
+                        log_group(LOG_NOTICE, g->name, "%s: group [%s] names its cgroup %s: that wins over [vms]",
+                                  g->name, v[k]->name, g->target);
+                        continue;
+                }
+                v[n] = g;
+                nomem |= strindex_put(&m->groups_by_name, g->name, n) < 0;
+                n++;
+        }
         if (nomem)
                 log_error("out of memory indexing the groups: lookups are linear");
         strindex_free(&by_target);
         free(ug);
+        free(vg);
         free(m->groups);
         m->groups = v;
         m->ngroups = n;
@@ -140,7 +174,21 @@ static bool load_topology(struct manager *m) {
         m->topo_err[0] = 0;
         log_info("topology: %d online CPUs, %d levels, max_level %d%s%s", cpuset_count(&t.online), t.nlevels - 1,
                  t.max_level, t.unavailable[0] ? "; " : "", t.unavailable);
+        /* A VM's level comes from the topology, and its group points into it. */
+        if (m->vms)
+                rebuild_groups(m);
         return true;
+}
+
+static void schedule_reconcile(struct manager *m);
+
+/* From vm.c: a VM's vCPU threads were found (or not, in time). */
+static void on_vms_event(void *userdata) {
+        struct manager *m = userdata;
+
+        rebuild_groups(m);
+        if (m->started)
+                schedule_reconcile(m);
 }
 
 int manager_new(const struct manager_options *o, struct manager **ret) {
@@ -157,8 +205,14 @@ int manager_new(const struct manager_options *o, struct manager **ret) {
                 free(m);
                 return r;
         }
-        rebuild_groups(m);
         load_topology(m);
+        r = vms_new(o->cgroup_root, o->proc_root ? o->proc_root : "", on_vms_event, m, &m->vms);
+        if (r < 0) {
+                config_free(&m->config);
+                free(m);
+                return r;
+        }
+        rebuild_groups(m);
         if (mkdir(o->state_dir, 0755) < 0 && errno != EEXIST)
                 log_warning("cannot create %s: %s", o->state_dir, strerror(errno));
         r = state_read(o->state_dir, &m->st);
@@ -187,6 +241,7 @@ void manager_free(struct manager *m) {
         sd_event_source_unref(m->units_wait);
         sd_device_monitor_unref(m->monitor);
         units_free(m->units);
+        vms_free(m->vms);
         bus_free(m->bus);
         sd_event_unref(m->event);
         free(m->groups);
@@ -539,6 +594,34 @@ static struct apply_ctx apply_ctx_of(struct manager *m) {
                                     .zero = on_unit_zero, .userdata = m };
 }
 
+/* A VM's vCPU threads one to one onto its group's CPUs, after the
+ * group's cpuset is written (a pin outside it fails), again at every
+ * reconcile: a cpuset write resets the threads' affinity. */
+static void pin_vms(struct manager *m, struct state *ns) {
+        for (size_t i = 0; m->vms && m->have_topo && i < ns->n; i++) {
+                struct state_entry *e = &ns->e[i];
+                const struct state_entry *old = state_find(&m->st, e->name);
+                char note[sizeof(e->note)];
+                int r;
+
+                if (e->state != GROUP_PLACED || !vms_owns(m->vms, e->name))
+                        continue;
+                r = vms_pin(m->vms, e->name, &m->topo, &e->cpus, note, sizeof(note));
+                if (r < 0) {
+                        e->state = GROUP_ERROR;
+                        snprintf(e->reason, sizeof(e->reason), "%s", note);
+                        continue;
+                }
+                if (r > 0 && old && old->state == GROUP_PLACED && cpuset_equal(&old->cpus, &e->cpus))
+                        log_group(LOG_NOTICE, e->name, "%s: vCPU pins re-applied (%s)", e->name, note);
+                if (note[0]) {
+                        size_t len = strlen(e->note);
+                        snprintf(e->note + len, sizeof(e->note) - len, "%s%s", len ? "; " : "", note);
+                }
+                snprintf(e->reason, sizeof(e->reason), "%s", e->note);
+        }
+}
+
 int manager_reconcile(struct manager *m) {
         size_t n = m->ngroups;
         struct apply_ctx a = apply_ctx_of(m);
@@ -573,6 +656,7 @@ int manager_reconcile(struct manager *m) {
                         fill_entry(m, g, &req[i], &res[i], note[i], e);
                         apply_group(m, &a, i, &req[i], &res[i], e);
                 }
+        pin_vms(m, &ns);
         for (size_t i = 0; i < n; i++)
                 log_transition(state_find(&m->st, ns.e[i].name), &ns.e[i]);
         state_free(&m->st);
@@ -824,6 +908,8 @@ static int setup_events(struct manager *m) {
         if (r < 0)
                 log_warning("watchdog: %s", strerror(-r));
 
+        if (m->vms && (r = vms_attach_event(m->vms, m->event)) < 0)
+                log_warning("VMs: no timer to look for vCPU threads (%s): only on unit events", strerror(-r));
         if (m->bus) {
                 r = sd_bus_attach_event(bus_sd(m->bus), m->event, 0);
                 if (r < 0)

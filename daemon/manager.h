@@ -11,6 +11,7 @@
 #include "state.h"
 #include "topology.h"
 #include "units.h"
+#include "vm.h"
 
 struct manager_options {
         const char *config_path;
@@ -18,6 +19,7 @@ struct manager_options {
         unsigned config_flags;          /* CONFIG_*_REQUIRED: named on the command line */
         const char *sysfs_root;         /* "" = the real /sys */
         const char *cgroup_root;
+        const char *proc_root;          /* "" = the real /proc (VMs' threads) */
         const char *state_dir;
         bool use_bus;
 };
@@ -26,8 +28,9 @@ struct manager {
         struct manager_options opt;
         struct config config;           /* coschedd.conf and conf.d */
         struct units *units;            /* units with [X-Cosched]; NULL without a bus */
-        /* What is placed: config's groups, then the units' (a unit that
-         * config names already is config's); by name. */
+        struct vms *vms;                /* QEMU VMs in machine.slice, found among the running units */
+        /* What is placed: config's groups, then the units', then the VMs'
+         * (a unit or cgroup that config names already is config's); by name. */
         const struct group_config **groups;
         size_t ngroups;
         struct strindex groups_by_name;

@@ -222,10 +222,16 @@ static void update(struct units *u, struct decl *d, bool running, const struct f
                 return;
         }
         if (!strcmp(digest, d->digest)) {
+                bool flipped = d->running != running;
+
                 d->running = running; /* "" both times: no group either way */
                 free(digest);
                 config_free(&c);
                 config_errors_free(&e);
+                /* A unit without a section started or stopped: vm.c looks
+                 * for VMs among the running units. */
+                if (flipped && u->ready)
+                        u->event(u->userdata, true, false);
                 return;
         }
         d->running = running;
@@ -520,6 +526,25 @@ int units_start(struct units *u) {
 
 static int cmp_group(const void *a, const void *b) {
         return strcmp((*(const struct group_config *const *) a)->name, (*(const struct group_config *const *) b)->name);
+}
+
+int units_running(const struct units *u, const char ***ret, size_t *n) {
+        const char **v;
+        size_t k = 0;
+
+        *ret = NULL;
+        *n = 0;
+        if (!u || !u->n)
+                return 0;
+        v = calloc(u->n, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < u->n; i++)
+                if (u->v[i]->running)
+                        v[k++] = u->v[i]->name;
+        *ret = v;
+        *n = k;
+        return 0;
 }
 
 int units_groups(const struct units *u, const struct group_config ***ret, size_t *n) {

@@ -37,3 +37,6 @@ bool units_ready(const struct units *u);
  * unit name; a unit whose section has errors is there with g->error set.
  * *ret is malloc'ed (free it); the groups live until the next event. */
 int units_groups(const struct units *u, const struct group_config ***ret, size_t *n);
+/* The names of the units that run (with a section or not: vm.c looks for
+ * VMs among them). *ret is malloc'ed; the names live until the next event. */
+int units_running(const struct units *u, const char ***ret, size_t *n);

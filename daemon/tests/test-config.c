@@ -86,6 +86,15 @@ static const struct ccase cases[] = {
           "t.conf:6: group [b] ('db-x.slice') is inside group [a] ('db.slice' at t.conf:2): coscheduled groups cannot nest" },
         { "empty-value", "[db]\nSlice=\nLevel=core\nSpans=2\n",
           "t.conf:2: Slice= has an empty value" },
+        { "vms-all-keys", "[vms]\nEnable=no\nLevel=package\nPlacement=spread\nPin=siblings\n" GOOD, "" },
+        { "vms-level-auto", "[vms]\nLevel=auto\nPin=no\n", "" },
+        { "vms-bad-values", "[vms]\nEnable=maybe\nLevel=huge\nPlacement=far\nPin=tight\nSpans=2\n[vms]\n",
+          "t.conf:2: Enable=maybe: expected yes or no\n"
+          "t.conf:3: Level=huge: expected auto, a level number (1-15) or one of core, smt, llc, cache, package, socket, cls, mc, die, numa\n"
+          "t.conf:4: Placement=far: expected pack or spread\n"
+          "t.conf:5: Pin=tight: expected cores, siblings or no\n"
+          "t.conf:6: unknown key 'Spans' in the [vms] section\n"
+          "t.conf:7: section [vms] repeated (first at line 1)" },
         { "allowed-all-reserved", "[daemon]\nReservedCPUs=0-3\n" GOOD "AllowedCPUs=2-3\n",
           "t.conf:7: group [db]: every CPU in AllowedCPUs= is reserved by ReservedCPUs=" },
 };
