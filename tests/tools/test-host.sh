@@ -36,6 +36,24 @@ fi
 
 if "$CORUN" --self-test; then ok corun-self-test "interval arithmetic and recorder"; else bad corun-self-test "see output above"; fi
 
+# tidrun on a canned trace: comm with a blank ("CPU 0/TCG"), a thread
+# running from before its first event, exact microseconds.
+cat > "$tmp/trace" <<'TRACE'
+# tracer: nop
+   CPU 0/TCG-10 [002] d..2.  1.000000: sched_switch: prev_comm=CPU 0/TCG prev_pid=10 prev_prio=120 prev_state=R ==> next_comm=x next_pid=30 next_prio=120
+          <idle>-0 [003] d..2.  1.000000: sched_switch: prev_comm=CPU 1/TCG prev_pid=11 prev_prio=120 prev_state=R ==> next_comm=swapper/3 next_pid=0 next_prio=120
+               x-30 [002] d..2.  1.000400: sched_switch: prev_comm=x prev_pid=30 prev_prio=120 prev_state=R ==> next_comm=CPU 0/TCG next_pid=10 next_prio=120
+          <idle>-0 [003] d..2.  1.000400: sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=CPU 1/TCG next_pid=11 next_prio=120
+   CPU 1/TCG-11 [003] d..2.  1.001000: sched_switch: prev_comm=CPU 1/TCG prev_pid=11 prev_prio=120 prev_state=R ==> next_comm=swapper/3 next_pid=0 next_prio=120
+   CPU 0/TCG-10 [002] d..2.  1.001100: sched_switch: prev_comm=CPU 0/TCG prev_pid=10 prev_prio=120 prev_state=R ==> next_comm=x next_pid=30 next_prio=120
+TRACE
+"$HERE/tidrun" --parse "$tmp/trace" 10 11 30 > "$tmp/tid"
+got="$(kv "$tmp/tid" tid A run_us) $(kv "$tmp/tid" tid B run_us) $(kv "$tmp/tid" tid X run_us) $(kv "$tmp/tid" pair A,B both_us) $(kv "$tmp/tid" pair A,B union_us) $(kv "$tmp/tid" pair A,B corun_pct_of_union) $(kv "$tmp/tid" gpair AB,X overlap_us)"
+if [ "$got" = "700 600 400 600 700 85.71 0" ]; then ok tidrun-parse "$got"; else bad tidrun-parse "got '$got'"; fi
+# vmspin.elf: a 32-bit multiboot ELF whose header QEMU finds.
+if od -A n -t x4 -j 4096 -N 12 "$HERE/vmspin.elf" | grep -q "1badb002 00000000 e4524ffe"; then ok vmspin-multiboot-header
+else bad vmspin-multiboot-header "$(od -A d -t x4 "$HERE/vmspin.elf" | grep -m1 1badb002)"; fi
+
 # Same CPU: never at once.
 "$CORUN" --no-cgroup --duration 2 --task a:0 --task b:0 > "$tmp/same" 2>&1
 rc=$?
