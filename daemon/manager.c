@@ -45,41 +45,39 @@ static int load_config(const struct manager_options *o, struct config *c) {
 /* The groups to place: config's, then the units' [X-Cosched] ones.
  * config wins: a unit it names (as a group name or a target) keeps
  * config's group, and its own section is ignored, with a notice. */
-/* The VMs among the running units, and their groups. */
-static int vm_groups(struct manager *m, const struct group_config ***ret, size_t *n) {
-        const char **names = NULL;
-        size_t nn = 0;
-        int r;
-
+/* The VMs among the running units (names), and their groups. Called only
+ * once the new group array exists: vms_update frees the old VM groups,
+ * which m->groups points to until it is replaced. */
+static int vm_groups(struct manager *m, const char **names, size_t nn, const struct group_config ***ret,
+                     size_t *n) {
         *ret = NULL;
         *n = 0;
         if (!m->vms)
                 return 0;
-        r = units_running(m->units, &names, &nn);
-        if (r < 0)
-                return r;
         vms_update(m->vms, names, nn, &m->config.daemon.vms, m->have_topo ? &m->topo : NULL);
-        free(names);
         return vms_groups(m->vms, ret, n);
 }
 
 static void rebuild_groups(struct manager *m) {
         const struct group_config **ug = NULL, **vg = NULL, **v;
+        const char **names = NULL;
         struct strindex by_target = {};
-        size_t nu = 0, nv = 0, n = 0, k;
+        size_t nu = 0, nv = 0, nn = 0, n = 0, k;
         bool nomem = false;
 
         if (units_groups(m->units, &ug, &nu) < 0)
                 nomem = true;
-        if (vm_groups(m, &vg, &nv) < 0)
-                nomem = true;
-        v = calloc(m->config.ngroups + nu + nv + 1, sizeof(*v));
-        if (!v) {
-                log_error("out of memory: the groups of units stay as they were");
+        /* VMs are running units: nn bounds their number. */
+        if ((m->vms && units_running(m->units, &names, &nn) < 0) ||
+            !(v = calloc(m->config.ngroups + nu + nn + 1, sizeof(*v)))) {
+                log_error("out of memory: the groups of units and VMs stay as they were");
                 free(ug);
-                free(vg);
+                free(names);
                 return;
         }
+        if (vm_groups(m, names, nn, &vg, &nv) < 0)
+                nomem = true;
+        free(names);
         strindex_free(&m->groups_by_name);
         for (size_t i = 0; i < m->config.ngroups; i++) {
                 const struct group_config *g = &m->config.groups[i];
