@@ -2,6 +2,7 @@
 /* coschedctl: show what coschedd decided, the span tree, and drift. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "state.h"
 #include "topology.h"
 #include "version.h"
+#include "vmpin.h"
 
 /* Exit status: scripts and monitoring tell these apart. */
 enum {
@@ -27,7 +29,7 @@ enum {
 };
 
 struct opts {
-        const char *state_dir, *sysfs_root, *cgroup_root;
+        const char *state_dir, *sysfs_root, *cgroup_root, *proc_root;
         bool json;
         /* enable, disable */
         const char *level, *cpus, *spans, *placement, *allowed, *priority;
@@ -62,6 +64,7 @@ static void help(void) {
                "     --state-dir=DIR   coschedd's checkpoint (default /run/coschedd)\n"
                "     --sysfs-root=DIR  Read /sys below DIR\n"
                "     --cgroup-root=DIR The cgroup2 mount (default /sys/fs/cgroup)\n"
+               "     --proc-root=DIR   verify: VMs' vCPU threads below DIR (default /proc)\n"
                "     --root=DIR        enable, disable: the drop-in below DIR; no reload\n"
                "     --reload, --no-reload\n"
                "                       enable, disable: ask systemd to reload, or not\n");
@@ -262,6 +265,65 @@ static void verify_waiting(const struct opts *o, const struct state_entry *e, ch
                 snprintf(msg, len, "waiting: %s", e->reason);
 }
 
+/* A thread's allowed CPUs as /proc shows them (Cpus_allowed_list). */
+static int thread_cpus(const struct opts *o, long tid, struct cpuset *ret) {
+        char path[PATH_MAX], *text = NULL, *l;
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%ld/status", o->proc_root, tid);
+        r = read_file_str(path, &text);
+        if (r < 0)
+                return r;
+        l = strstr(text, "Cpus_allowed_list:");
+        r = l ? cpuset_parse(strtok(l + strlen("Cpus_allowed_list:"), "\n"), ret) : -ENODATA;
+        free(text);
+        return r;
+}
+
+static int thread_vcpu(const struct opts *o, long tid) {
+        char path[PATH_MAX], *comm = NULL;
+        int idx = -1;
+
+        snprintf(path, sizeof(path), "%s/%ld/comm", o->proc_root, tid);
+        if (read_file_str(path, &comm) >= 0)
+                idx = vm_vcpu_index(comm);
+        free(comm);
+        return idx;
+}
+
+/* A VM's group: each vCPU thread in its cgroup allowed exactly the CPU
+ * its reason names ("pinned vCPU:CPU 0:2 1:3"). */
+static void verify_pins(const struct opts *o, const struct state_entry *e, char *msg, size_t len) {
+        int pins[1024], n = vm_parse_pins(e->reason, pins, 1024), seen = 0;
+        char path[PATH_MAX], *threads = NULL, *save = NULL, have[64];
+        struct cpuset cpus = {};
+
+        if (!n)
+                return;
+        snprintf(path, sizeof(path), "%s%s/cgroup.threads", o->cgroup_root, e->cgroup);
+        if (read_file_str(path, &threads) < 0) {
+                snprintf(msg, len, "drift: cannot read %s", path);
+                return;
+        }
+        for (char *t = strtok_r(threads, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+                long tid = atol(t);
+                int idx = thread_vcpu(o, tid);
+
+                if (idx < 0 || idx >= n || pins[idx] < 0)
+                        continue;
+                seen++;
+                cpuset_zero(&cpus);
+                if (thread_cpus(o, tid, &cpus) < 0 || cpuset_count(&cpus) != 1 || !cpuset_test(&cpus, pins[idx])) {
+                        snprintf(msg, len, "drift: vCPU %d (thread %ld) may run on %s, want CPU %d", idx, tid,
+                                 cpuset_format(&cpus, have, sizeof(have)), pins[idx]);
+                        break;
+                }
+        }
+        free(threads);
+        if (!strcmp(msg, "ok") && seen != n)
+                snprintf(msg, len, "drift: %d of %d pinned vCPU threads in %s", seen, n, e->cgroup);
+}
+
 static void verify_placed(const struct opts *o, const struct state_entry *e, char *msg, size_t len) {
         char want[4096], have[4096];
         struct cpuset cpus;
@@ -274,8 +336,10 @@ static void verify_placed(const struct opts *o, const struct state_entry *e, cha
         else if (cgroup_get_cpus(o->cgroup_root, e->cgroup, &cpus, false) < 0 || !cpuset_equal(&cpus, &e->cpus))
                 snprintf(msg, len, "drift: cpuset.cpus is %s, want %s", cpuset_format(&cpus, have, sizeof(have)),
                          cpuset_format(&e->cpus, want, sizeof(want)));
-        else
+        else {
                 snprintf(msg, len, "ok");
+                verify_pins(o, e, msg, len);
+        }
 }
 
 static void verify_print(const struct opts *o, const struct state_entry *e, const char *msg, bool *first) {
@@ -550,7 +614,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },  { "version", no_argument, NULL, 'V' },
                 { "json", no_argument, NULL, 'j' },
                 { "state-dir", required_argument, NULL, 's' }, { "sysfs-root", required_argument, NULL, 'S' },
-                { "cgroup-root", required_argument, NULL, 'c' },
+                { "cgroup-root", required_argument, NULL, 'c' }, { "proc-root", required_argument, NULL, 'O' },
                 { "level", required_argument, NULL, 'L' }, { "cpus", required_argument, NULL, 'C' },
                 { "spans", required_argument, NULL, 'N' }, { "placement", required_argument, NULL, 'P' },
                 { "allowed-cpus", required_argument, NULL, 'A' }, { "priority", required_argument, NULL, 'p' },
@@ -558,7 +622,7 @@ int main(int argc, char **argv) {
                 { "no-reload", no_argument, NULL, 'n' }, {},
         };
         struct opts o = { .state_dir = "/run/coschedd", .sysfs_root = "", .cgroup_root = "/sys/fs/cgroup",
-                          .reload = -1 };
+                          .proc_root = "/proc", .reload = -1 };
         const char *cmd;
         int c;
 
@@ -581,6 +645,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'c':
                         o.cgroup_root = optarg;
+                        break;
+                case 'O':
+                        o.proc_root = optarg;
                         break;
                 case 'L':
                         o.level = optarg;

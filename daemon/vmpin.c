@@ -169,3 +169,19 @@ out:
         cores_free(&c);
         return r;
 }
+
+int vm_parse_pins(const char *reason, int *cpu, int n) {
+        const char *p = reason ? strstr(reason, "pinned vCPU:CPU") : NULL;
+        int k = 0, i, c, used;
+
+        for (int j = 0; j < n; j++)
+                cpu[j] = -1;
+        if (!p)
+                return 0;
+        for (p += strlen("pinned vCPU:CPU"); sscanf(p, " %d:%d%n", &i, &c, &used) == 2; p += used)
+                if (i >= 0 && i < n && c >= 0) {
+                        cpu[i] = c;
+                        k = i + 1 > k ? i + 1 : k;
+                }
+        return k;
+}

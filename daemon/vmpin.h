@@ -38,3 +38,7 @@ int vm_auto_level(const struct topology *t, int n);
  * CPUs than vCPUs, -EINVAL for VM_PIN_NO. */
 int vm_pin_plan(const struct topology *t, const struct cpuset *cpus, int nvcpus, int threads, enum vm_pin pin,
                 int *cpu);
+/* The pins a placed VM group's reason names ("pinned vCPU:CPU 0:2 1:3"),
+ * for coschedctl verify: cpu[i] for vCPU i, -1 where none is named.
+ * Returns how many vCPUs (highest index + 1, at most n), 0 if none. */
+int vm_parse_pins(const char *reason, int *cpu, int n);

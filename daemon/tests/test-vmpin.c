@@ -125,7 +125,21 @@ static void plan_case(const char *name, int p, int c, int th, bool inter, const 
         test_report(name, detail);
 }
 
+static void test_parse_pins(void) {
+        int cpu[4], n;
+        char detail[128] = "";
+
+        n = vm_parse_pins("CPUs=3 rounded up to 4; pinned vCPU:CPU 0:2 1:3 2:6", cpu, 4);
+        if (n != 3 || cpu[0] != 2 || cpu[1] != 3 || cpu[2] != 6 || cpu[3] != -1)
+                snprintf(detail, sizeof(detail), "n=%d %d %d %d %d", n, cpu[0], cpu[1], cpu[2], cpu[3]);
+        else if (vm_parse_pins("placed", cpu, 4) != 0 || vm_parse_pins(NULL, cpu, 4) != 0 ||
+                 vm_parse_pins("pinned vCPU:CPU 9:1", cpu, 4) != 0)
+                snprintf(detail, sizeof(detail), "no pins or out of range: not 0");
+        test_report("vmpin/parse-pins", detail);
+}
+
 int main(void) {
+        test_parse_pins();
         test_cmdline();
         test_comm();
         test_auto_level();

@@ -81,6 +81,7 @@ vcpu_threads() { # PID N: the threads QEMU names with debug-threads=on
         i=0
         while [ $i -lt $2 ]; do
                 mkdir -p $P/$1/task/$(($1 + 1 + i)); echo "CPU $i/TCG" > $P/$1/task/$(($1 + 1 + i))/comm
+                ln -s $1/task/$(($1 + 1 + i)) $P/$(($1 + 1 + i))	# /proc/TID, as the kernel has it
                 i=$((i + 1))
         done
 }
@@ -132,6 +133,20 @@ if waitfor '[ "$(sched $V/vm1.service/vcpus)" = 1 ]'; then
                 pass "vms-start-placed-pinned (coscheduled $((t1 - t0)) ms after the start job, mock PID 1)"
         else failt vms-start-placed-pinned "got '$got'; $(line vm:vm1.service)"; fi
 else failt vms-start-placed-pinned "not coscheduled: $(tail -3 $T/d.log | tr '\n' '|')"; fi
+# verify reads the pins back (Cpus_allowed_list of each vCPU thread in
+# vcpus, by its name): right, then one thread widened.
+printf '1001\n1002\n' > $G$V/vm1.service/vcpus/cgroup.threads
+echo "Cpus_allowed_list:	6" > $P/1001/status; echo "Cpus_allowed_list:	7" > $P/1002/status
+out=$($C --proc-root=$P verify); rc=$?
+out=$(echo "$out" | grep '^vm:vm1.service ')
+echo "Cpus_allowed_list:	6-7" > $P/1002/status
+out2=$($C --proc-root=$P verify); rc2=$?
+echo "Cpus_allowed_list:	7" > $P/1002/status
+if [ "$rc" = 0 ] && echo "$out" | grep -q " ok$" && [ "$rc2" = 1 ] &&
+   echo "$out2" | grep -q "^vm:vm1.service .*drift: vCPU 1 (thread 1002) may run on 6-7, want CPU 7$"; then
+        pass vms-verify-pins
+else failt vms-verify-pins "rc=$rc '$out'; rc=$rc2 '$(echo "$out2" | tr '\n' '|')'"; fi
+
 # The controllers for vcpus: in the VM's cgroup, which systemd leaves to
 # a Delegate=yes unit; not in the emulator's place.
 if [ "$(cat $G$V/vm1.service/cgroup.subtree_control)" = "+cpu" ] || grep -q cpuset $G$V/vm1.service/cgroup.subtree_control; then
