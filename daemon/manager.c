@@ -777,6 +777,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         } else {
                 config_free(&m->config);
                 m->config = c;
+                vms_retry(m->vms);
                 rebuild_groups(m);
                 m->last_reload_error[0] = 0;
                 log_info("reload: configuration with %zu groups loaded", c.ngroups);

@@ -427,6 +427,14 @@ void vms_update(struct vms *v, const char *const *units, size_t n, const struct 
         arm_retry(v);
 }
 
+void vms_retry(struct vms *v) {
+        for (size_t i = 0; v && i < v->n; i++)
+                if (v->v[i]->state == VM_ERROR || v->v[i]->state == VM_IGNORED) {
+                        v->v[i]->state = VM_STARTING;
+                        v->v[i]->since = now_usec();
+                }
+}
+
 int vms_groups(const struct vms *v, const struct group_config ***ret, size_t *n) {
         const struct group_config **g = calloc(v->n + 1, sizeof(*g));
         size_t k = 0;

@@ -41,6 +41,9 @@ int vms_attach_event(struct vms *v, sd_event *e);
  * drop the others (a dropped VM whose threads live on, e.g. after
  * Enable=no, gets its pins back to all CPUs). t may be NULL (no topology). */
 void vms_update(struct vms *v, const char *const *units, size_t n, const struct vm_policy *p, const struct topology *t);
+/* VMs in error, or ignored, are looked at anew by the next vms_update
+ * (a reload: the admin fixed something). */
+void vms_retry(struct vms *v);
 /* The VMs' groups, for the manager's placement; *ret is malloc'ed, the
  * groups live until the next vms_update. */
 int vms_groups(const struct vms *v, const struct group_config ***ret, size_t *n);

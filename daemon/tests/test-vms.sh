@@ -18,8 +18,8 @@ if ! command -v dbus-daemon >/dev/null 2>&1; then
 fi
 T=$(mktemp -d /tmp/coschedd-vms.XXXXXX)
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID JOURNAL_STREAM
-BUSPID= MOCKPID= DPID=
-trap 'kill -KILL $DPID 2>/dev/null; kill $MOCKPID $BUSPID 2>/dev/null; exec 9>&-; [ -n "$KEEP" ] || rm -rf "$T"' EXIT
+BUSPID= MOCKPID= DPID= FQ=
+trap 'kill -KILL $DPID $FQ 2>/dev/null; kill $MOCKPID $BUSPID 2>/dev/null; exec 9>&-; [ -n "$KEEP" ] || rm -rf "$T"' EXIT
 fail=0
 pass() { echo "PASS daemon/$1"; }
 failt() { echo "FAIL daemon/$1: $2"; fail=1; }
@@ -204,6 +204,15 @@ if waitfor '[ "$(st vm:vm2.service)" = placed ]' && [ "$(sched $V/vm1.service/vc
         pass vms-stop-released-pending-placed
 else failt vms-stop-released-pending-placed "$($C status | grep vm: | tr '\n' '|'); vm1 $(sched $V/vm1.service/vcpus)"; fi
 
+# A reload looks at VMs in error anew: nodbg.service, restarted with
+# debug-threads=on behind the same unit, is placed... when there is room;
+# here its error goes away and it is pending or placed.
+printf 'qemu-system-x86_64\0-name\0nodbg,debug-threads=on\0-smp\0%s\0' 2 > $P/4000/cmdline
+kill -HUP $DPID
+if waitfor '! line vm:nodbg.service | grep -q " error "' && line vm:nodbg.service | grep -qE " (pending|placed) "; then
+        pass vms-reload-retries-errors
+else failt vms-reload-retries-errors "$(line vm:nodbg.service)"; fi
+
 # Policy: Enable=no releases every VM; Level= sets the level (4 vCPUs on
 # two cores, each coscheduled by itself); db gives up a core for it.
 printf '[daemon]\nReconcileSec=1\n\n[vms]\nEnable=no\n\n[db]\nCgroupPath=/db\nLevel=core\nSpans=1\nPriority=5\n' > $T/c.conf
@@ -217,5 +226,52 @@ if waitfor '[ "$(st vm:big.service)" = placed ]' && [ "$(cpus $V/big.service/vcp
    line vm:big.service | grep -q "pinned vCPU:CPU 0:2 1:3 2:4 3:5"; then
         pass vms-policy-level
 else failt vms-policy-level "$($C status | grep vm: | tr '\n' '|')"; fi
+stop_daemon
+
+# The host's real /proc and sched_setaffinity (no --proc-root): a stand-in
+# QEMU (tests/fake-qemu: two sleeping threads "CPU 0/TCG", "CPU 1/TCG")
+# in a one-core fixture topology of the host's CPUs 0-1. Its threads are
+# pinned one to one; a widened pin (as a cpuset write leaves it) is
+# re-applied by the next reconcile; Enable=no gives them all CPUs back.
+s2=$T/sys2
+mkdir -p $s2/sys/devices/system/cpu $s2/sys/kernel/cosched/levels/1
+echo 0-1 > $s2/sys/devices/system/cpu/online
+echo 1 > $s2/sys/kernel/cosched/max_level
+echo smt > $s2/sys/kernel/cosched/levels/1/name
+echo 0-1 > $s2/sys/kernel/cosched/levels/1/spans
+ln -s "$PWD/tests/fake-qemu" $T/qemu-system-x86_64
+$T/qemu-system-x86_64 -name real,debug-threads=on -smp 2 > $T/fq.out &
+FQ=$!
+waitfor 'grep -q ready $T/fq.out' || failt vms-real "fake-qemu not ready"
+c=$G/machine.slice/real.service
+mkdir -p $c/vcpus
+echo $FQ > $c/cgroup.procs; : > $c/cgroup.subtree_control
+echo domain > $c/vcpus/cgroup.type
+: > $c/vcpus/cgroup.threads; : > $c/vcpus/cpuset.cpus; echo 0 > $c/vcpus/cpu.scheduled
+tid() { for t in /proc/$FQ/task/*; do [ "$(cat $t/comm)" = "CPU $1/TCG" ] && echo ${t##*/}; done; }
+aff() { taskset -pc $1 | awk -F': ' '{ print $2 }'; }
+T0=$(tid 0) T1=$(tid 1)
+printf '[daemon]\nReconcileSec=1\n' > $T/c2.conf
+ARGS="--sysfs-root=$s2 --cgroup-root=$G --state-dir=$T/state2 --config=$T/c2.conf"
+C2="./coschedctl --state-dir=$T/state2 --sysfs-root=$s2 --cgroup-root=$G"
+start_daemon
+ctl start real.service $V/real.service
+waitfor '[ "$(aff $T0) $(aff $T1)" = "0 1" ]'
+# A fixture's cgroup.threads keeps the last write; the kernel's lists both.
+[ "$(cat $c/vcpus/cgroup.threads)" = "$T1" ] && printf '%s\n%s\n' $T0 $T1 > $c/vcpus/cgroup.threads
+if [ "$(aff $T0) $(aff $T1)" = "0 1" ] && [ "$(sched $V/real.service/vcpus)" = 1 ] && $C2 verify > $T/v2.out; then
+        pass "vms-real-threads-pinned (threads $T0 $T1 on CPUs 0 1, verify ok)"
+else failt vms-real-threads-pinned "$(aff $T0) / $(aff $T1); $(cat $T/v2.out 2>/dev/null | tr '\n' '|')"; fi
+taskset -pc 0-1 $T1 > /dev/null
+if waitfor '[ "$(aff $T1)" = 1 ]' && grep -q "vm:real.service: vCPU pins re-applied (pinned vCPU:CPU 0:0 1:1)" $T/d.log; then
+        pass vms-real-pin-repaired
+else failt vms-real-pin-repaired "thread $T1 on $(aff $T1)"; fi
+printf '[daemon]\nReconcileSec=1\n[vms]\nEnable=no\n' > $T/c2.conf
+kill -HUP $DPID
+if waitfor '[ "$(aff $T0) $(aff $T1)" = "0,1 0,1" ] || [ "$(aff $T0) $(aff $T1)" = "0-1 0-1" ]' &&
+   [ "$(sched $V/real.service/vcpus)" = 0 ]; then
+        pass vms-real-unpinned-at-opt-out
+else failt vms-real-unpinned-at-opt-out "$(aff $T0) / $(aff $T1), cpu.scheduled $(sched $V/real.service/vcpus)"; fi
+kill $FQ
 stop_daemon
 exit $fail
