@@ -17,6 +17,7 @@ if ! command -v dbus-daemon >/dev/null 2>&1; then
         exit 1
 fi
 T=$(mktemp -d /tmp/coschedd-test.XXXXXX)
+. "$(dirname "$0")/private-bus.sh"
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID JOURNAL_STREAM
 BUSPID= MOCKPID= DPID=
 trap 'kill -KILL $DPID 2>/dev/null; kill $MOCKPID $BUSPID 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$T"' EXIT
@@ -29,24 +30,7 @@ waitfor() {
         return 1
 }
 
-cat > $T/bus.conf <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$T/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-CONF
-dbus-daemon --config-file=$T/bus.conf --nofork --nopidfile 2>$T/bus.err &
-BUSPID=$!
-waitfor '[ -S $T/bus ]' || { failt systemd-bus "dbus-daemon did not start: $(cat $T/bus.err)"; exit 1; }
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/bus
+private_bus_start $T || { failt systemd-bus "dbus-daemon did not start: $(cat $T/bus.err)"; exit 1; }
 
 # Fixture sysfs: the QEMU guest, kernel interface with level 1 only.
 s=$T/sys

@@ -21,6 +21,7 @@
 cd "$(dirname "$0")/.." || exit 1
 D=./coschedd
 T=$(mktemp -d /tmp/coschedd-test.XXXXXX)
+. "$(dirname "$0")/private-bus.sh"
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID JOURNAL_STREAM
 PID= BUSPID= MOCKPID=
 trap 'kill -9 $PID 2>/dev/null; kill $MOCKPID $BUSPID 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$T"' EXIT
@@ -199,24 +200,7 @@ kill -TERM $PID; wait $PID; PID=
 
 # --- PID 1 not answering from the start ------------------------------------
 if command -v dbus-daemon > /dev/null 2>&1; then
-        cat > $T/bus.conf <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$T/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-CONF
-        dbus-daemon --config-file=$T/bus.conf --nofork --nopidfile 2>$T/bus.err &
-        BUSPID=$!
-        waitfor '[ -S $T/bus ]'
-        export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/bus
+        private_bus_start $T
         mkdir -p $T/cg4/u.slice; : > $T/cg4/u.slice/cpuset.cpus; echo 0 > $T/cg4/u.slice/cpu.scheduled
         mk_cgroup /r4
         ./tests/mock-systemd --notify-socket=$T/notify4 $T/cg4 $T/mock4.log u.slice=/u.slice &

@@ -16,6 +16,7 @@ if ! command -v dbus-daemon >/dev/null 2>&1; then
         exit 1
 fi
 T=$(mktemp -d /tmp/coschedd-units.XXXXXX)
+. "$(dirname "$0")/private-bus.sh"
 unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID JOURNAL_STREAM
 BUSPID= MOCKPID= DPID=
 trap 'kill -KILL $DPID 2>/dev/null; kill $MOCKPID $BUSPID 2>/dev/null; exec 9>&-; [ -n "$KEEP" ] || rm -rf "$T"' EXIT
@@ -28,24 +29,7 @@ waitfor() {
         return 1
 }
 
-cat > $T/bus.conf <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$T/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-CONF
-dbus-daemon --config-file=$T/bus.conf --nofork --nopidfile 2>$T/bus.err &
-BUSPID=$!
-waitfor '[ -S $T/bus ]' || { failt units "dbus-daemon did not start: $(cat $T/bus.err)"; exit 1; }
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/bus
+private_bus_start $T || { failt units "dbus-daemon did not start: $(cat $T/bus.err)"; exit 1; }
 
 # The QEMU guest: SMT pairs 0-1 2-3 4-5 6-7, kernel level 1 only.
 s=$T/sys
