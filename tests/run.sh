@@ -147,10 +147,10 @@ for key in "${order[@]}"; do
 	boot_guest
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
 	# live text patching (static keys flipped by late initcalls, or by
-	# the guest runner's corehold, which switches core scheduling on
-	# before the first test so that no test flips that key), or the
-	# guest resets early in boot, stock and patched alike, and it dies
-	# before any test ran.  Say so and boot once more; a second failure
+	# the guest runner's corehold and bwhold, which switch core
+	# scheduling and CFS bandwidth on before the first test so that no
+	# test flips those keys), or the guest resets early in boot, stock
+	# and patched alike, and it dies before any test ran.  Say so and boot once more; a second failure
 	# counts.  A crash after the test runner started is never retried.
 	if [ -e "$dir/error" ] &&
 	   ! grep -q '^cosched: guest runner started' "$dir/console.log"; then
@@ -158,6 +158,8 @@ for key in "${order[@]}"; do
 		grep -q 'int3: 0000' "$dir/console.log" && why="int3 trap (TCG text-patching race)"
 		grep -aq 'cosched: corehold: switching' "$dir/console.log" &&
 			why="$why, after corehold began switching core scheduling on"
+		grep -aq 'cosched: bwhold: switching' "$dir/console.log" &&
+			why="$why, after bwhold began switching CFS bandwidth on"
 		echo "note: boot $boot died before the tests started ($why); booting again, first try kept in $dir.try1"
 		mv "$dir" "$dir.try1"
 		mkdir -p "$dir"
