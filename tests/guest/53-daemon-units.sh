@@ -1,0 +1,308 @@
+#!/bin/bash
+# timeout: 300
+# Services that declare coscheduling themselves (issue 11 point 3, the
+# service half), with the real systemd:
+#  - t53a.service has [X-Cosched] (Level=core Spans=1) in its unit file.
+#    From `systemctl start` on, a tight loop (bash builtins, no fork, on
+#    CPU 0) samples its cgroup's cpuset.cpus and cpu.scheduled: the delay
+#    to confined and to coscheduled is printed, and the service's first
+#    command records when it ran and with which CPUs, which says whether
+#    placement came before or after the unit's first task (coschedd places
+#    right after the start job: after).
+#  - the cgroup files, AllowedCPUs=/CPUWeight=, the affinities of the
+#    service's tasks, `coschedctl status`, `coschedctl verify` (0).
+#  - coscheduling really happens: the service itself runs corun once it
+#    sees cpu.scheduled 1, its two spinners stay in the service's cgroup
+#    (CGROUP '-') pinned to the two CPUs it was given, a third task x in a
+#    plain group on the second CPU: co-run of the service's spinners >= 90%
+#    (trace view), overlap with x <= 0.1%.  coschedd is restarted in the
+#    middle of that window while a watcher samples the files: never
+#    unconfined, never 0, same CPUs; verify 0 after.
+#  - t53b.service gets its section from `coschedctl enable --cpus 4`; a
+#    hand edit of that drop-in to CPUs=2 plus `systemctl daemon-reload`
+#    re-places it on one core (the kernel offers level 1 only, so the
+#    level cannot change here).
+#  - t53c.service (Spans=2) does not fit: pending, verify 1; stopping
+#    t53a frees its core and t53c is placed; t53a's AllowedCPUs= and
+#    CPUWeight= are reset.  `coschedctl disable t53b` on the running unit:
+#    cpu.scheduled 0 in its live cgroup, confinement reset.
+. "$(dirname "$0")/lib.sh"
+test_init 53-daemon-units
+require_cosched
+cosched_poll_window 10000000	# the gang floor under TCG (lib.sh)
+tracefs_ready || fail "no sched_switch tracing"
+
+U=/etc/systemd/system
+RUN=/run/cosched-53
+SCG=$CG/system.slice
+CORUN_SECONDS=8
+mkdir -p "$RUN"
+
+units_teardown() {
+	local n
+	for n in t53a t53b t53c; do systemctl stop "$n.service" 2>/dev/null; done
+	for n in t53a t53b t53c; do rm -rf "$U/$n.service" "$U/$n.service.d"; done
+	systemctl daemon-reload
+	rm -rf "$RUN"
+}
+daemon_test /etc/coschedd/conf.d/53-daemon-units.conf
+trap 'rc=$?; units_teardown; daemon_teardown; (exit $rc); cleanup' EXIT
+# CPU 0's core keeps the housekeeping (and the samplers): 3 cores for units.
+printf '[daemon]\nReservedCPUs=0-1\n' > "$DROPIN"
+systemctl reload coschedd || fail "reload coschedd"
+cg_create X
+
+# The service's program: record the first moment it runs, then (corun
+# mode) wait to be coscheduled and measure itself.
+cat > "$RUN/svc" <<EOF
+#!/bin/bash
+t=\$EPOCHREALTIME
+cg=/sys/fs/cgroup\$(sed -n 's/^0:://p' /proc/self/cgroup)
+echo "\${t//[.,]/} \$(cat \$cg/cpuset.cpus.effective) \$(cat \$cg/cpu.scheduled) \$(taskset -pc \$\$ | sed 's/.*: //')" > $RUN/\$1.first
+[ "\$2" = corun ] || exec sleep infinity
+for ((i = 0; i < 600; i++)); do
+	[ "\$(cat \$cg/cpu.scheduled)" = 1 ] && break
+	sleep 0.05
+done
+for ((i = 0; i < 1200; i++)); do
+	[ -e $RUN/go ] && break
+	sleep 0.05
+done
+cpus=\$(cat \$cg/cpuset.cpus.effective)
+p1=\${cpus%%[-,]*} p2=\${cpus##*[-,]}
+echo "\$cpus" > $RUN/\$1.cpus
+$COSCHED_TOOLS/corun --duration $CORUN_SECONDS --trace --task s1:\$p1:-:S --task s2:\$p2:-:S \\
+	--task x:\$p2:$(cg_rel X):X > $RUN/\$1.corun 2> $RUN/\$1.corun.err
+echo \$? > $RUN/\$1.rc
+exec sleep infinity
+EOF
+chmod +x "$RUN/svc"
+
+# unit NAME [corun] [SECTION...]: a service running $RUN/svc.
+unit() {
+	local name=$1 mode=$2
+	shift 2
+	{
+		printf '[Unit]\nDescription=cosched test 53 %s\n\n[Service]\nExecStart=%s %s %s\n' \
+			"$name" "$RUN/svc" "$name" "$mode"
+		[ $# -gt 0 ] && printf '\n[X-Cosched]\n' && printf '%s\n' "$@"
+	} > "$U/$name.service"
+}
+
+# watch_cg OUT SECONDS UNTIL DIR...: sample each DIR's cpuset.cpus and
+# cpu.scheduled in a tight loop of bash builtins (no fork per sample):
+# a line "T_US CPUS SCHED [CPUS SCHED...]" at the first sample and at
+# every change ("missing" for a file that is not there, "empty" for an
+# empty cpuset.cpus), "samples N maxgap_us G" at the end.  UNTIL
+# "coscheduled" stops once the first DIR is confined and coscheduled, "-"
+# runs SECONDS or until OUT.stop exists.
+watch_cg() {
+	local out=$1 end=$((${EPOCHREALTIME//[.,]/} + $2 * 1000000)) until=$3 c s st prev=- n=0 t last=0 gap=0 d
+	shift 3
+	while :; do
+		t=${EPOCHREALTIME//[.,]/}
+		st=
+		for d in "$@"; do
+			c=missing s=missing
+			{ read -r c < "$d/cpuset.cpus"; read -r s < "$d/cpu.scheduled"; } 2>/dev/null
+			st="$st ${c:-empty} $s"
+		done
+		n=$((n + 1))
+		[ $last -gt 0 ] && [ $((t - last)) -gt $gap ] && gap=$((t - last))
+		last=$t
+		if [ "$st" != "$prev" ]; then
+			prev=$st
+			echo "$t$st" >> "$out"
+		fi
+		[ "$until" = coscheduled ] && [[ $st == " "[0-9]*" 1"* ]] && break
+		[ "$t" -ge "$end" ] && break
+		[ -e "$out.stop" ] && break
+	done
+	echo "samples $n maxgap_us $gap" >> "$out"
+}
+# watch_bg OUT SECONDS UNTIL DIR...: watch_cg in the background on CPU 0
+# (the reserved core, outside the units' cores); watch_end OUT stops it.
+WATCH_PID=
+watch_bg() {
+	rm -f "$1" "$1.stop"
+	watch_cg "$@" &
+	WATCH_PID=$!
+	taskset -pc 0 "$WATCH_PID" > /dev/null
+}
+watch_end() { touch "$1.stop"; wait "$WATCH_PID"; }
+
+# first_us OUT cg|conf|sched: time of the first sample with the (first)
+# cgroup there, confined (CPUs in cpuset.cpus), confined and coscheduled.
+first_us() {
+	awk -v w="$2" '$1 ~ /^[0-9]+$/ && (w == "cg" && $2 != "missing" || w == "conf" && $2 ~ /^[0-9]/ ||
+		w == "sched" && $2 ~ /^[0-9]/ && $3 == 1) { print $1; exit }' "$1"
+}
+ms() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1000 }'; }
+
+ustate() { coschedctl status | awk -v g="$1" '$1 == g { for (i = 2; i <= NF; i++) if ($i ~ /^(placed|waiting|pending|error)$/) { print $i; exit } }'; }
+prop() { systemctl show -p "$2" --value "$1"; }
+ncpus() { awk -v l="$1" 'BEGIN { n = split(l, p, ","); for (i = 1; i <= n; i++) { k = split(p[i], r, "-"); c += k == 2 ? r[2] - r[1] + 1 : 1 } print c + 0 }'; }
+# in_list CPU LIST: CPU is in the cpu list LIST ("2-3,6").
+in_list() {
+	awk -v c="$1" -v l="$2" 'BEGIN { n = split(l, p, ","); for (i = 1; i <= n; i++) { k = split(p[i], r, "-")
+		if (k == 1 && c == r[1] || k == 2 && c >= r[1] && c <= r[2]) exit 0 } exit 1 }'
+}
+# unconfined WHAT DIR: no CPUs in DIR's cpuset.cpus (empty, or no cpuset
+# controller there).
+unconfined() {
+	local c
+	c=$(rd "$2/cpuset.cpus")
+	[ -z "$c" ] || [ "$c" = missing ] && pass "$1: cpuset.cpus '$c'" || fail "$1: cpuset.cpus '$c'"
+}
+# core_of CPU: its SMT siblings as the kernel lists them.
+core_of() { cat "/sys/devices/system/cpu/cpu$1/topology/thread_siblings_list"; }
+
+# ---- 1. start: delay to confined and coscheduled -------------------------
+unit t53a corun Level=core Spans=1
+systemctl daemon-reload
+A=$SCG/t53a.service
+watch_bg "$WORK/start.w" 20 coscheduled "$A"
+sleep 0.2
+t0=${EPOCHREALTIME//[.,]/}
+systemctl start t53a.service || fail "systemctl start t53a"
+t_ret=${EPOCHREALTIME//[.,]/}
+wait "$WATCH_PID"
+cat "$WORK/start.w"
+t_cg=$(first_us "$WORK/start.w" cg)
+t_conf=$(first_us "$WORK/start.w" conf)
+t_sched=$(first_us "$WORK/start.w" sched)
+read -r t_first first_cpus first_sched first_aff < "$RUN/t53a.first"
+log "# t53a: systemctl start returned +$(ms "$t0" "$t_ret") ms; cgroup seen +$(ms "$t0" "$t_cg") ms;" \
+	"first task ran +$(ms "$t0" "$t_first") ms (cpuset.cpus.effective $first_cpus, cpu.scheduled $first_sched," \
+	"affinity $first_aff); confined +$(ms "$t0" "$t_conf") ms; coscheduled +$(ms "$t0" "$t_sched") ms" \
+	"($(tail -1 "$WORK/start.w"))"
+[ -n "$t_sched" ] || fail "t53a not coscheduled within 20 s of its start"
+[ -n "$t_conf" ] && [ -n "$t_sched" ] && [ "$t_sched" -ge "$t_conf" ] && pass "t53a confined before coscheduled" ||
+	fail "t53a: coscheduled (+$(ms "$t0" "$t_sched")) before confined (+$(ms "$t0" "$t_conf"))"
+if [ -n "$t_first" ] && [ -n "$t_conf" ] && [ "$t_first" -lt "$t_conf" ]; then
+	WHEN="after its first task ran ($(ms "$t_first" "$t_conf") ms later)"
+else
+	WHEN="before its first task ran"
+fi
+log "# placement came $WHEN"
+DELAY_CONF=$(ms "$t0" "$t_conf") DELAY_SCHED=$(ms "$t0" "$t_sched")
+
+# ---- 2. what the daemon set --------------------------------------------------
+acpus=$(rd "$A/cpuset.cpus")
+check_eq "t53a cpu.scheduled" "$(rd "$A/cpu.scheduled")" 1
+check_eq "t53a on one whole core" "$acpus" "$(core_of "${acpus%%[-,]*}")"
+check_eq "t53a AllowedCPUs" "$(prop t53a.service AllowedCPUs)" "$acpus"
+check_eq "t53a CPUWeight" "$(prop t53a.service CPUWeight)" 100
+check_eq "t53a state" "$(ustate t53a.service)" placed
+bad_aff=
+for p in $(cat "$A/cgroup.procs"); do
+	for tid in /proc/"$p"/task/*; do
+		a=$(awk '/^Cpus_allowed_list/ { print $2 }' "$tid/status" 2>/dev/null)
+		[ -n "$a" ] && in_list "${a%%[-,]*}" "$acpus" && in_list "${a##*[-,]}" "$acpus" &&
+			[ "$(ncpus "$a")" -le "$(ncpus "$acpus")" ] || bad_aff="$bad_aff ${tid##*/}:$a"
+	done
+done
+[ -z "$bad_aff" ] && pass "every task of t53a is allowed only $acpus" || fail "t53a tasks outside $acpus:$bad_aff"
+coschedctl status
+coschedctl verify; check_eq "coschedctl verify (t53a)" "$?" 0
+
+# ---- 3. drop-in via coschedctl enable, then a hand edit ------------------
+unit t53b sleep
+coschedctl enable t53b.service --level core --cpus 4 || fail "coschedctl enable t53b"
+B=$SCG/t53b.service
+systemctl start t53b.service || fail "systemctl start t53b"
+wait_until 15 '[ "$(rd $B/cpu.scheduled)" = 1 ]'
+bcpus=$(rd "$B/cpuset.cpus")
+check_eq "t53b (enable --cpus 4) CPUs" "$(ncpus "$bcpus")" 4
+check_eq "t53b coscheduled" "$(rd "$B/cpu.scheduled")" 1
+
+# ---- 4. coscheduling really happens (t53a measures itself) ---------------
+# and coschedd restarts in the middle of that window.
+touch "$RUN/go"
+wait_until 20 '[ -s $RUN/t53a.cpus ]' || fail "t53a's corun never started"
+sleep 2.5	# warm-up and the first seconds of the window
+watch_bg "$WORK/restart.w" 30 - "$A" "$B"
+oldpid=$(prop coschedd MainPID)
+r0=${EPOCHREALTIME//[.,]/}
+systemctl restart coschedd || fail "systemctl restart coschedd"
+r1=${EPOCHREALTIME//[.,]/}
+wait_until 15 'coschedctl verify > /dev/null'
+r2=${EPOCHREALTIME//[.,]/}
+sleep 1
+watch_end "$WORK/restart.w"
+log "# restart: coschedd $oldpid -> $(prop coschedd MainPID); systemctl restart took $(ms "$r0" "$r1") ms," \
+	"verify 0 after +$(ms "$r0" "$r2") ms; t53a and t53b sampled: $(tr '\n' '|' < "$WORK/restart.w")"
+check_eq "t53a and t53b files while coschedd restarted (one line: never changed)" \
+	"$(grep -c '^[0-9]' "$WORK/restart.w") $(awk '/^[0-9]/ { $1 = ""; print substr($0, 2) }' "$WORK/restart.w")" \
+	"1 $acpus 1 $bcpus 1"
+RESTART_SAMPLES=$(awk '/^samples/ { print $2 }' "$WORK/restart.w")
+RESTART_GAP=$(awk '/^samples/ { print $4 }' "$WORK/restart.w")
+coschedctl verify; check_eq "coschedctl verify after restart" "$?" 0
+RESTART_MS=$(ms "$r0" "$r2")
+
+wait_until $((CORUN_SECONDS + 20)) '[ -s $RUN/t53a.rc ]'
+cp "$RUN/t53a.corun" "$WORK/a.corun" 2>/dev/null
+cat "$WORK/a.corun"
+sed 's/^/# stderr: /' "$RUN/t53a.corun.err" 2>/dev/null
+check_eq "t53a's corun exit status" "$(rd "$RUN/t53a.rc")" 0
+check_eq "t53a's corun measured on its CPUs" "$(rd "$RUN/t53a.cpus")" "$acpus"
+ov=$(kv a.corun gpair S,X overlap_pct_of_min)
+ov1=$(kv a.corun pair s1,x overlap_pct_of_min)
+co=$(kv a.corun pair s1,s2 trace_corun_pct_of_union)
+log "# t53a's spinners vs x: overlap group $ov%, s1/x $ov1% of the shorter run; co-run $co% (trace; sched view $(kv a.corun pair s1,s2 sched_corun_pct_of_union)%, raw $(kv a.corun pair s1,s2 corun_pct_of_union)%)"
+worst=$(max "$ov" "$ov1")
+check_le "t53a/x overlap %" "$worst" 0.1
+check_ge "t53a co-run %" "$co" 90
+
+# ---- 5. a drop-in edited by hand, then daemon-reload ---------------------
+bdrop=$(ls "$U/t53b.service.d/"*.conf)
+sed -i 's/^CPUs=4$/CPUs=2/' "$bdrop"
+grep -q '^CPUs=2$' "$bdrop" || fail "cannot edit $bdrop: $(cat "$bdrop")"
+systemctl daemon-reload
+wait_until 15 '[ "$(ncpus "$(rd $B/cpuset.cpus)")" = 2 ] && [ "$(rd $B/cpu.scheduled)" = 1 ]'
+bcpus=$(rd "$B/cpuset.cpus")
+check_eq "t53b after the edit and daemon-reload: CPUs" "$(ncpus "$bcpus")" 2
+check_eq "t53b after daemon-reload: AllowedCPUs" "$(prop t53b.service AllowedCPUs)" "$bcpus"
+check_eq "t53b coscheduled" "$(rd "$B/cpu.scheduled")" 1
+
+# ---- 6. pending, then placed when t53a stops -----------------------------
+unit t53c sleep Level=core Spans=2
+systemctl daemon-reload
+C=$SCG/t53c.service
+systemctl start t53c.service || fail "systemctl start t53c"
+wait_until 15 '[ "$(ustate t53c.service)" = pending ]'
+coschedctl status
+check_eq "t53c (2 cores, 1 free) state" "$(ustate t53c.service)" pending
+check_eq "t53c not coscheduled" "$(rd "$C/cpu.scheduled")" 0
+unconfined "t53c not confined" "$C"
+coschedctl verify > /dev/null; check_eq "coschedctl verify with t53c pending" "$?" 1
+watch_bg "$WORK/pending.w" 20 coscheduled "$C"
+s0=${EPOCHREALTIME//[.,]/}
+systemctl stop t53a.service || fail "systemctl stop t53a"
+wait "$WATCH_PID"
+t_c=$(first_us "$WORK/pending.w" sched)
+PENDING_MS=$(ms "$s0" "$t_c")
+log "# t53c after t53a stopped: $(tr '\n' '|' < "$WORK/pending.w"); coscheduled +$PENDING_MS ms after systemctl stop began"
+ccpus=$(rd "$C/cpuset.cpus")
+check_eq "t53c placed on 2 cores" "$(ncpus "$ccpus") $(rd "$C/cpu.scheduled") $(ustate t53c.service)" "4 1 placed"
+if in_list "${acpus%%[-,]*}" "$ccpus" && in_list "${acpus##*[-,]}" "$ccpus"; then
+	pass "t53c got t53a's core $acpus ($ccpus)"
+else fail "t53c on $ccpus, not on t53a's freed core $acpus"; fi
+[ -d "$A" ] && fail "t53a's cgroup still there" || pass "t53a's cgroup removed"
+check_eq "t53a AllowedCPUs after stop" "$(prop t53a.service AllowedCPUs)" ""
+check_eq "t53a CPUWeight after stop" "$(prop t53a.service CPUWeight)" "[not set]"
+coschedctl status | grep -q '^t53a.service ' && fail "t53a still in coschedctl status" || pass "t53a gone from status"
+coschedctl verify; check_eq "coschedctl verify (t53b, t53c)" "$?" 0
+
+# ---- 7. disable on a running unit: everything reset in its live cgroup ---
+coschedctl disable t53b.service || fail "coschedctl disable t53b"
+wait_until 15 '[ "$(rd $B/cpu.scheduled)" = 0 ] && [ "$(prop t53b.service AllowedCPUs)" = "" ]'
+check_eq "t53b after disable: cpu.scheduled" "$(rd "$B/cpu.scheduled")" 0
+unconfined "t53b after disable" "$B"
+check_eq "t53b after disable: AllowedCPUs" "$(prop t53b.service AllowedCPUs)" ""
+check_eq "t53b after disable: CPUWeight" "$(prop t53b.service CPUWeight)" "[not set]"
+check_eq "t53b still running" "$(systemctl is-active t53b.service)" active
+coschedctl verify; check_eq "coschedctl verify (t53c)" "$?" 0
+journalctl -u coschedd -o cat --since "-5min" | grep t53 | tail -20
+
+finish "start->confined $DELAY_CONF ms, ->coscheduled $DELAY_SCHED ms ($WHEN); co-run $(num "$co")% (>=90%), overlap $(num "$worst")% (<=0.1%); restart: verify 0 after $RESTART_MS ms, files unchanged ($RESTART_SAMPLES samples, max gap $(ms 0 "${RESTART_GAP:-0}") ms); pending placed $PENDING_MS ms after stop"
