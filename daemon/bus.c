@@ -144,6 +144,21 @@ static struct unit_entry *unit_entry(struct bus *b, const char *name) {
         return u;
 }
 
+bool bus_weight_ours(const struct bus *b, const char *unit) {
+        size_t i;
+
+        return b && strindex_get(&b->by_name, unit, &i) && b->units[i]->weight_ours;
+}
+
+int bus_set_weight_ours(struct bus *b, const char *unit) {
+        struct unit_entry *u = unit_entry(b, unit);
+
+        if (!u)
+                return -ENOMEM;
+        u->weight_ours = true;
+        return 0;
+}
+
 static const char *unit_interface(const char *unit) {
         const char *dot = strrchr(unit, '.');
 

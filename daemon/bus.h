@@ -52,5 +52,10 @@ sd_bus *bus_sd(struct bus *b);
  * already: left to finish) or -errno. */
 int bus_confine_unit(struct bus *b, const struct bus_unit_request *req, bus_unit_done_t done, bus_unit_hook_t before_set,
                      void *userdata);
+/* Whether this process set the unit's CPUWeight=100 (a release resets it).
+ * bus_set_weight_ours says so for a unit an earlier run set it on (from the
+ * checkpoint), so that a restart does not leave it behind. */
+bool bus_weight_ours(const struct bus *b, const char *unit);
+int bus_set_weight_ours(struct bus *b, const char *unit);
 /* Operations in flight. */
 size_t bus_pending(const struct bus *b);

@@ -189,6 +189,13 @@ static void on_vms_event(void *userdata) {
                 schedule_reconcile(m);
 }
 
+/* CPUWeight=100 that an earlier run set is still ours to take back. */
+static void seed_weights(struct manager *m) {
+        for (size_t i = 0; m->bus && i < m->st.n; i++)
+                if (m->st.e[i].weight_ours && bus_set_weight_ours(m->bus, m->st.e[i].target) < 0)
+                        log_warning("out of memory: %s will keep CPUWeight=100 when released", m->st.e[i].target);
+}
+
 int manager_new(const struct manager_options *o, struct manager **ret) {
         struct manager *m = calloc(1, sizeof(*m));
         int r;
@@ -225,6 +232,7 @@ int manager_new(const struct manager_options *o, struct manager **ret) {
                         m->bus = NULL;
                 }
         }
+        seed_weights(m);
         *ret = m;
         return 0;
 }
@@ -479,6 +487,8 @@ static void publish(struct manager *m) {
         char waits[64] = "";
         int r;
 
+        for (size_t i = 0; i < m->st.n; i++)
+                m->st.e[i].weight_ours = m->st.e[i].kind != KIND_CGROUP && bus_weight_ours(m->bus, m->st.e[i].target);
         r = state_write(m->opt.state_dir, &m->st);
         if (r < 0)
                 log_warning("cannot write the checkpoint to %s: %s", m->opt.state_dir, strerror(-r));

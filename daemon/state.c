@@ -34,6 +34,12 @@ static void put_entry(FILE *f, const struct state_entry *e) {
         put_field(f, e->cgroup);
         put_field(f, e->reason);
         fputc('\n', f);
+        /* A line of its own: readers of the group lines stay as they were. */
+        if (e->weight_ours) {
+                fputs("weight-ours", f);
+                put_field(f, e->name);
+                fputc('\n', f);
+        }
 }
 
 /* A memory stream, not repeated appends: those copy the whole text per
@@ -131,6 +137,12 @@ int state_read(const char *dir, struct state *s) {
                 struct state_entry e;
                 if (!strncmp(line, "reserved\t", 9)) {
                         (void) cpuset_parse(line + 9, &s->reserved);
+                        continue;
+                }
+                if (!strncmp(line, "weight-ours\t", 12)) {
+                        /* About the group line before it. */
+                        if (s->n && !strcmp(s->e[s->n - 1].name, line + 12))
+                                s->e[s->n - 1].weight_ours = true;
                         continue;
                 }
                 if (parse_line(line, &e) < 0)

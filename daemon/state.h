@@ -32,6 +32,8 @@ struct state_entry {
                                          * wait for systemd's confinement; 0 if not waiting */
         bool asking;                    /* daemon only: systemd was asked, has not answered */
         char note[160];                 /* daemon only: the reason of a placed group (CPUs= rounding) */
+        bool weight_ours;               /* a unit whose CPUWeight=100 this daemon set (it had none): its
+                                         * release resets it, also after a restart ("weight-ours" line) */
 };
 
 struct state {

@@ -174,7 +174,10 @@ if waitfor '[ "$(cpus /system.slice/big.service) $(sched /system.slice/big.servi
 else failt units-reload-dropin-replaced "big.service $(cpus /system.slice/big.service) $(st big.service)"; fi
 
 # Restart: the first reconcile waits for PID 1's unit list, so
-# big.service is neither released nor moved.
+# big.service is neither released nor moved. That its CPUWeight=100 is
+# the daemon's is in the checkpoint, for the release after the restart.
+if grep -q "^weight-ours	big.service$" $T/state/state; then pass units-checkpoint-weight-ours
+else failt units-checkpoint-weight-ours "$(grep -A1 '^group	big' $T/state/state | tr '\n' '|')"; fi
 stop_daemon
 n=$(grep -c '^SetUnitProperties' $T/mock.log)
 start_daemon
@@ -185,10 +188,12 @@ if [ "$(grep -c '^SetUnitProperties' $T/mock.log)" = "$n" ] && [ "$(st big.servi
         pass units-restart-keeps-placement
 else failt units-restart-keeps-placement "$(tail -n +1 $T/mock.log | grep '^SetUnitProperties' | tail -3 | tr '\n' '|') $(st big.service)"; fi
 
-# Its process exits: a stop without a job (PropertiesChanged only).
+# Its process exits: a stop without a job (PropertiesChanged only). The
+# CPUWeight=100 an earlier run set is reset too.
 ctl exit big.service
 if waitfor '! $C status | grep -q "^big.service "' && [ "$(sched /system.slice/big.service)" = 0 ] &&
-   waitfor 'grep -q "^SetUnitProperties big.service AllowedCPUs=$" $T/mock.log'; then
+   waitfor 'grep -q "^SetUnitProperties big.service AllowedCPUs=$" $T/mock.log' &&
+   grep -q "^SetUnitProperties big.service CPUWeight=$" $T/mock.log; then
         pass units-exit-without-job-released
 else failt units-exit-without-job-released "$($C status | grep big)"; fi
 
