@@ -47,11 +47,11 @@ static int place_cgroup(const struct apply_ctx *a, const char *cg, int level, co
 int apply_confined(const struct apply_ctx *a, const char *cg, int level, const struct cpuset *cpus, char *err,
                    size_t errlen) {
         char want[4096], have[4096];
-        struct cpuset cur;
+        struct cpuset cur, eff;
         int r;
 
         r = cgroup_get_cpus(a->cgroup_root, cg, &cur, false);
-        if (r == 0 && cpuset_equal(&cur, cpus)) {
+        if (r == 0 && cpuset_equal(&cur, cpus) && !cgroup_effective_differs(a->cgroup_root, cg, cpus, &eff)) {
                 r = set_level(a->cgroup_root, cg, level, err, errlen);
                 return r < 0 ? r : APPLIED;
         }
@@ -59,6 +59,13 @@ int apply_confined(const struct apply_ctx *a, const char *cg, int level, const s
          * before: it must not be coscheduled meanwhile. */
         (void) set_level(a->cgroup_root, cg, 0, NULL, 0);
         cpuset_format(cpus, want, sizeof(want));
+        if (r == 0 && cpuset_equal(&cur, cpus)) {
+                /* systemd did its part; the parent's CPUs do not allow it. */
+                cpuset_format(&eff, have, sizeof(have));
+                snprintf(err, errlen, "%s runs on CPUs %s, not %s (cpuset.cpus.effective): its parent cgroup does not "
+                         "hold these CPUs (a unit inside a confined or coscheduled slice?)", cg, have, want);
+                return APPLIED_CONFINING;
+        }
         if (r < 0)
                 snprintf(have, sizeof(have), ": %s", strerror(-r));
         else if (cpuset_empty(&cur))

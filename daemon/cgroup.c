@@ -91,6 +91,10 @@ int cgroup_get_cpus(const char *root, const char *cg, struct cpuset *ret, bool e
         return r;
 }
 
+bool cgroup_effective_differs(const char *root, const char *cg, const struct cpuset *cpus, struct cpuset *ret) {
+        return cgroup_get_cpus(root, cg, ret, true) == 0 && !cpuset_equal(ret, cpus);
+}
+
 int cgroup_set_scheduled(const char *root, const char *cg, int level) {
         char path[PATH_MAX], buf[16];
 

@@ -15,5 +15,11 @@ bool cgroup_exists(const char *root, const char *cg);
 int cgroup_enable_controllers(const char *root, const char *cg, char *err, size_t errlen);
 int cgroup_set_cpus(const char *root, const char *cg, const struct cpuset *cpus); /* NULL: widen to the parent's */
 int cgroup_get_cpus(const char *root, const char *cg, struct cpuset *ret, bool effective);
+/* Whether the CPUs cg really runs on (cpuset.cpus.effective) are not cpus:
+ * the kernel narrows a cgroup to its parent's CPUs, and one with none of
+ * them in common gets the parent's (a unit inside a confined slice).
+ * The effective CPUs go to ret. A tree without the file (a fixture, no
+ * cpuset controller) differs in nothing. */
+bool cgroup_effective_differs(const char *root, const char *cg, const struct cpuset *cpus, struct cpuset *ret);
 int cgroup_set_scheduled(const char *root, const char *cg, int level);
 int cgroup_get_scheduled(const char *root, const char *cg, int *level);

@@ -336,6 +336,9 @@ static void verify_placed(const struct opts *o, const struct state_entry *e, cha
         else if (cgroup_get_cpus(o->cgroup_root, e->cgroup, &cpus, false) < 0 || !cpuset_equal(&cpus, &e->cpus))
                 snprintf(msg, len, "drift: cpuset.cpus is %s, want %s", cpuset_format(&cpus, have, sizeof(have)),
                          cpuset_format(&e->cpus, want, sizeof(want)));
+        else if (cgroup_effective_differs(o->cgroup_root, e->cgroup, &e->cpus, &cpus))
+                snprintf(msg, len, "drift: cpuset.cpus.effective is %s, want %s", cpuset_format(&cpus, have, sizeof(have)),
+                         cpuset_format(&e->cpus, want, sizeof(want)));
         else {
                 snprintf(msg, len, "ok");
                 verify_pins(o, e, msg, len);

@@ -39,7 +39,7 @@ echo 1 > $s/sys/kernel/cosched/max_level
 echo smt > $s/sys/kernel/cosched/levels/1/name
 printf '0-1\n2-3\n4-5\n6-7\n' > $s/sys/kernel/cosched/levels/1/spans
 for cg in /db.slice /system.slice/web.service /system.slice/big.service /system.slice/bad.service \
-        /system.slice/new.service /system.slice/plain.service; do
+        /system.slice/new.service /system.slice/plain.service /db.slice/inner.service; do
         mkdir -p $T/cg$cg
         : > $T/cg$cg/cpuset.cpus
         echo 0 > $T/cg$cg/cpu.scheduled
@@ -76,13 +76,17 @@ CPUs=lots
 EOF
 printf '[Service]\nExecStart=/bin/sleep infinity\n' > $U/plain.service
 printf '[Service]\nExecStart=/bin/sleep infinity\n' > $U/new.service
+printf '[Service]\nSlice=db.slice\nExecStart=/bin/sleep infinity\n[X-Cosched]\nLevel=core\nSpans=1\n' > $U/inner.service
+# Inside db.slice, which is coscheduled on 0-1: the kernel gives it the
+# slice's CPUs whatever its cpuset.cpus says.
+echo 0-1 > $T/cg/db.slice/inner.service/cpuset.cpus.effective
 # Named by coschedd.conf too, which wins.
 printf '[Slice]\n[X-Cosched]\nLevel=core\nSpans=3\n' > $U/db.slice
 printf '[daemon]\nReconcileSec=1\n\n[db]\nSlice=db.slice\nLevel=core\nSpans=1\nPriority=5\n' > $T/c.conf
 
 mkfifo $T/ctl
 ./tests/mock-systemd --unit-dir=$U --control=$T/ctl --notify-socket=$T/notify $T/cg $T/mock.log \
-        db.slice=/db.slice plain.service=/system.slice/plain.service web.service= big.service= bad.service= &
+        db.slice=/db.slice plain.service=/system.slice/plain.service web.service= big.service= bad.service= inner.service= &
 MOCKPID=$!
 waitfor 'grep -q ready $T/mock.log 2>/dev/null' || { failt units "mock did not start"; exit 1; }
 exec 9>$T/ctl
@@ -233,6 +237,22 @@ out3=$(./coschedctl status --level core 2>&1); rc3=$?
 if [ "$rc $rc2 $rc3" = "1 2 2" ] && echo "$out" | grep -q "new.service has no $U/new.service.d/50-cosched.conf"; then
         pass ctl-disable-usage
 else failt ctl-disable-usage "$rc $rc2 $rc3: $out | $out2 | $out3"; fi
+
+# A unit with [X-Cosched] inside a coscheduled slice: systemd confines it
+# to its own core, but the kernel runs it on the slice's CPUs
+# (cpuset.cpus.effective): never coscheduled there, an error that says
+# why, and verify says so too.
+ctl start inner.service /db.slice/inner.service
+if waitfor '[ "$(st inner.service)" = "error /db.slice/inner.service" ]' &&
+   [ "$(sched /db.slice/inner.service)" = 0 ] &&
+   $C status | grep '^inner.service ' | grep -q 'runs on CPUs 0-1, not [2-7]-[3-7] (cpuset.cpus.effective): its parent' &&
+   ! $C verify > /dev/null; then
+        pass "units-inside-coscheduled-slice-error ($(cpus /db.slice/inner.service) asked, effective 0-1)"
+else failt units-inside-coscheduled-slice-error "$($C status | grep inner); sched $(sched /db.slice/inner.service)"; fi
+ctl stop inner.service
+if waitfor '! $C status | grep -q "^inner.service "' && waitfor 'grep -q "^SetUnitProperties inner.service AllowedCPUs=$" $T/mock.log'; then
+        pass units-inside-slice-stopped-released
+else failt units-inside-slice-stopped-released "$($C status | grep inner)"; fi
 
 stop_daemon
 exit $fail
