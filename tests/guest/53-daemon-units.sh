@@ -177,7 +177,7 @@ cat "$WORK/start.w"
 t_cg=$(first_us "$WORK/start.w" cg)
 t_conf=$(first_us "$WORK/start.w" conf)
 t_sched=$(first_us "$WORK/start.w" sched)
-t_first= first_cpus= first_sched= first_aff=
+t_first='' first_cpus='' first_sched='' first_aff=''
 read -r t_first first_cpus first_sched first_aff < "$RUN/t53a.first"
 log "# t53a: systemctl start returned +$(ms "$t0" "$t_ret") ms; cgroup seen +$(ms "$t0" "$t_cg") ms;" \
 	"first task ran +$(ms "$t0" "$t_first") ms (cpuset.cpus.effective $first_cpus, cpu.scheduled $first_sched," \
