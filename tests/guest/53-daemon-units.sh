@@ -64,7 +64,7 @@ cat > "$RUN/svc" <<EOF
 #!/bin/bash
 t=\$EPOCHREALTIME
 cg=/sys/fs/cgroup\$(sed -n 's/^0:://p' /proc/self/cgroup)
-echo "\${t//[.,]/} \$(cat \$cg/cpuset.cpus.effective) \$(cat \$cg/cpu.scheduled) \$(taskset -pc \$\$ | sed 's/.*: //')" > $RUN/\$1.first
+echo "\${t//[.,]/} \$(cat \$cg/cpuset.cpus.effective 2>/dev/null || echo -) \$(cat \$cg/cpu.scheduled 2>/dev/null || echo -) \$(taskset -pc \$\$ | sed 's/.*: //')" > $RUN/\$1.first
 [ "\$2" = corun ] || exec sleep infinity
 for ((i = 0; i < 600; i++)); do
 	[ "\$(cat \$cg/cpu.scheduled)" = 1 ] && break
