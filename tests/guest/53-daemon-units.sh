@@ -323,7 +323,9 @@ sed -i 's/^\[Service\]$/[Service]\nSlice=t53.slice/' "$U/t53d.service"
 systemctl daemon-reload
 systemctl start t53d.service || fail "systemctl start t53d"
 SL=$CG/t53.slice D=$CG/t53.slice/t53d.service
-wait_until 15 '[ "$(rd $SL/cpu.scheduled)" = 1 ] && [ "$(ustate t53d.service)" = error ]'
+# If t53d is confined before the slice is, it looks confined until the
+# next reconcile (ReconcileSec, 10 s) reads its effective CPUs again.
+wait_until 30 '[ "$(rd $SL/cpu.scheduled)" = 1 ] && [ "$(ustate t53d.service)" = error ]'
 coschedctl status
 slcpus=$(rd "$SL/cpuset.cpus")
 check_eq "t53.slice coscheduled on one core" "$(rd "$SL/cpu.scheduled") $slcpus" "1 $(core_of "${slcpus%%[-,]*}")"
