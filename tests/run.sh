@@ -5,6 +5,9 @@
 #   KERNEL=patched|stock   kernel to boot (default patched)
 #   TESTS="00-smoke 20-exclusion"   run only these guest tests
 #   HOST=0 / GUEST=0       skip the host or the guest part
+#   SOAK=SECONDS           soak length for the tests that have one
+#                          (80-stress): passed as cosched.soak=, and
+#                          added to every test's time limit
 #
 # Exit status is non-zero if any test failed, a guest did not come up or
 # finish, or a guest kernel log shows a warning, BUG, lockdep report, Oops
@@ -15,6 +18,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
 export COSCHED_CACHE=$CACHE
 KERNEL=${KERNEL:-patched}
+case ${SOAK:-0} in *[!0-9]*) echo "SOAK must be a number of seconds" >&2; exit 2 ;; esac
 # The pid keeps two runs started in the same second apart.
 RESULTS=$CACHE/results/$(date +%Y%m%d-%H%M%S)-$KERNEL-$$
 mkdir -p "$RESULTS"
@@ -127,7 +131,7 @@ BAD='WARNING:|BUG:|Oops|general protection fault|Kernel panic|possible (circular
 boot_guest() {
 	# shellcheck disable=SC2086
 	TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
-		"cosched.tests=$tests" $args
+		"cosched.tests=$tests" $args ${SOAK:+cosched.soak=$SOAK}
 }
 
 phase_start "guest-$KERNEL"
@@ -141,7 +145,7 @@ for key in "${order[@]}"; do
 	timeout=120
 	for t in ${tests//,/ }; do
 		l=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$TOP/tests/guest/$t.sh" | head -1)
-		timeout=$((timeout + ${l:-300}))
+		timeout=$((timeout + ${l:-300} + ${SOAK:-0}))
 	done
 	echo "boot $boot: ${args:-default args}: $tests"
 	boot_guest
