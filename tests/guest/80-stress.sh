@@ -42,8 +42,9 @@ mkdir -p "$REC"
 T=$(cg_dir "")
 T=${T%/}
 [[ ${MAX_LEVEL:-} =~ ^[0-9]+$ ]] || MAX_LEVEL=0
+SYSCPU=${COSCHED_SYSCPU:-/sys/devices/system/cpu}	# another only for dry runs
 NCPU=$(nproc --all)
-log "# stress $STRESS s (SOAK=${COSCHED_SOAK:-unset}), seed $SEED, max_level $MAX_LEVEL, $NCPU CPUs, online $(cat /sys/devices/system/cpu/online)"
+log "# stress $STRESS s (SOAK=${COSCHED_SOAK:-unset}), seed $SEED, max_level $MAX_LEVEL, $NCPU CPUs, online $(cat $SYSCPU/online)"
 
 # The debug kernel the stress is for.
 ht=$(cat /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null || echo missing)
@@ -277,7 +278,7 @@ hotplug() {
 	while ! stopped; do
 		for ((c = 1; c < NCPU; c++)); do
 			stopped && break
-			f=/sys/devices/system/cpu/cpu$c/online
+			f=$SYSCPU/cpu$c/online
 			[ -w "$f" ] || { N[not_hotpluggable]=$((${N[not_hotpluggable]:-0} + 1)); continue; }
 			wr offline "$f" 0 ok
 			read -r -t 0.3 -u 7
@@ -286,7 +287,7 @@ hotplug() {
 			N[cycles]=$((${N[cycles]:-0} + 1))
 		done
 	done
-	[ "$(cat /sys/devices/system/cpu/online)" = "0-$((NCPU - 1))" ]
+	[ "$(cat $SYSCPU/online)" = "0-$((NCPU - 1))" ]
 }
 
 # --- run ---------------------------------------------------------------
@@ -307,7 +308,7 @@ spawn hotplug hotplug
 t0=$SECONDS
 while [ $((SECONDS - t0)) -lt "$STRESS" ]; do
 	sleep 10
-	log "# t=$((SECONDS - t0)) s: online $(cat /sys/devices/system/cpu/online), unexpected $(wc -l < "$UNEXP"), gang $(rd "$T/gang/cpu.scheduled") inner $(rd "$T/gang/inner/cpu.scheduled") other $(rd "$T/other/cpu.scheduled"), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	log "# t=$((SECONDS - t0)) s: online $(cat $SYSCPU/online), unexpected $(wc -l < "$UNEXP"), gang $(rd "$T/gang/cpu.scheduled") inner $(rd "$T/gang/inner/cpu.scheduled") other $(rd "$T/other/cpu.scheduled"), load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 touch "$STOP"
 log "# stop after $((SECONDS - t0)) s"
@@ -330,7 +331,7 @@ if [ "$late" -gt 0 ]; then
 	fail "$late of $spawned workers/tasks not finished 60 s after the stop (late)"
 	show_missing
 	# Everything back to plain, all CPUs online: who still does not finish is lost.
-	for ((c = 1; c < NCPU; c++)); do echo 1 > /sys/devices/system/cpu/cpu$c/online 2>/dev/null; done
+	for ((c = 1; c < NCPU; c++)); do echo 1 > $SYSCPU/cpu$c/online 2>/dev/null; done
 	for g in "${FLIP[@]}" "${LEAVES[@]}"; do
 		echo 0 > "$T/$g/cpu.scheduled" 2>/dev/null; echo max > "$T/$g/cpu.max" 2>/dev/null
 		echo 0 > "$T/$g/cpu.idle" 2>/dev/null
@@ -369,7 +370,7 @@ for f in "$REC"/pool*; do
 	n=$(sed -n 's/.* iterations=\([0-9]*\).*/\1/p' "$f")
 	[ "${n:-0}" -gt 0 ] || fail "$(basename "$f") made no progress"
 done
-check_eq "CPUs online at the end" "$(cat /sys/devices/system/cpu/online)" "0-$((NCPU - 1))"
+check_eq "CPUs online at the end" "$(cat $SYSCPU/online)" "0-$((NCPU - 1))"
 
 n_unexp=$(wc -l < "$UNEXP")
 if [ "$n_unexp" -gt 0 ]; then
