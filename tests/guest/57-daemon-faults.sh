@@ -35,7 +35,9 @@ half_applied() {
 		whole_core "$(rd $p/cpuset.cpus)" || echo "$g(sched $(rd $p/cpu.scheduled) cpus '$(rd $p/cpuset.cpus)')"
 	done
 }
-jsince() { journalctl -u coschedd --since "$1" -o cat --no-pager 2>/dev/null; }
+# jgroup SINCE GROUP: the daemon's journal lines about GROUP (the group is
+# a journal field, COSCHED_GROUP=, not part of the message).
+jgroup() { journalctl -u coschedd --since "$1" COSCHED_GROUP="$2" -o cat --no-pager 2>/dev/null; }
 
 { printf '[daemon]\nReconcileSec=2\n\n'; group t57a "$RA" 10; } > "$DROPIN"
 systemctl reload coschedd || fail "reload (A)"
@@ -71,8 +73,8 @@ sleep 1
 if echo 0 > /sys/devices/system/cpu/cpu$first/online; then
 	log "# CPU $first offline: online $(cat /sys/devices/system/cpu/online), spans $(tr '\n' ' ' < $COSCHED_SYSFS/levels/1/spans)"
 	wait_until 15 '[ "$(rd $CG/$RB/cpu.scheduled)" = 0 ] || [ "$(rd $CG/$RB/cpuset.cpus)" != "$b0" ]'
-	wait_until 10 'jsince "$since" | grep -q "\[t57b\]"'
-	line=$(jsince "$since" | grep '\[t57b\]' | head -1)
+	wait_until 10 '[ -n "$(jgroup "$since" t57b)" ]'
+	line=$(jgroup "$since" t57b | head -1)
 	log "# journal: $line"
 	now=$(rd "$CG/$RB/cpuset.cpus"); s=$(rd "$CG/$RB/cpu.scheduled")
 	if [ "$s" = 0 ] || { whole_core "$now" && [[ ,$now, != *,$first,* ]] && [ "${now%%-*}" != "$first" ]; }; then
@@ -86,8 +88,8 @@ if echo 0 > /sys/devices/system/cpu/cpu$first/online; then
 	echo 1 > /sys/devices/system/cpu/cpu$first/online || fail "CPU $first back online"
 	wait_until 15 '[ "$(rd $CG/$RB/cpu.scheduled)" = 1 ] && [ "$(rd $CG/$RB/cpuset.cpus)" = "$b0" ]'
 	check_eq "B back on its core" "$(rd $CG/$RB/cpuset.cpus) $(rd $CG/$RB/cpu.scheduled)" "$b0 1"
-	wait_until 10 'jsince "$since" | grep -q "\[t57b\] placed"'
-	line=$(jsince "$since" | grep '\[t57b\] placed' | head -1)
+	wait_until 10 'jgroup "$since" t57b | grep -q "^placed"'
+	line=$(jgroup "$since" t57b | grep '^placed' | head -1)
 	[ -n "$line" ] && pass "logged: $line" || fail "no 'placed' line for t57b after the online"
 else
 	fail "cannot take CPU $first offline"
@@ -104,7 +106,8 @@ st=$(coschedctl status | grep '^t57a')
 log "# status: $st"
 case $st in *pending*"does not exist"*) pass "A pending: cgroup does not exist" ;; *) fail "A after rmdir: $st" ;; esac
 case $(coschedctl topology 2>/dev/null | grep -c "t57a") in 0) pass "A holds no CPUs" ;; *) fail "A still holds CPUs: $(coschedctl topology | grep t57a)" ;; esac
-line=$(jsince "$since" | grep '\[t57a\]' | tail -1)
+wait_until 10 'jgroup "$since" t57a | grep -q "does not exist"'
+line=$(jgroup "$since" t57a | tail -1)
 [[ $line == *"does not exist"* ]] && pass "logged: $line" || fail "journal after the rmdir: '$line'"
 mkdir "$CG/$RA"
 wait_until 15 '[ "$(rd $CG/$RA/cpu.scheduled)" = 1 ]'
