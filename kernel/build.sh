@@ -5,6 +5,11 @@
 #   kernel/build.sh stock     the same tree, no patches, identical config
 #   kernel/build.sh cosched-n the patched tree with CONFIG_COSCHEDULING=n
 #                             (only make peer-baseline builds it)
+#   kernel/build.sh without-N the series without its Nth patch, to show
+#                             that a fix matters (KERNEL=without-2 make
+#                             test TESTS=60-bandwidth); it shares the
+#                             patched flavour's tree and build folder, so
+#                             it costs an incremental build each way
 #
 # The source tree is a git repository in the cache: a pristine commit of
 # the tarball, then one commit per patch.  When the series changes the tree
@@ -13,14 +18,21 @@
 # Output: $COSCHED_CACHE/out/<flavour>/{bzImage,release,version}.
 set -euo pipefail
 
-FLAVOUR=${1:?usage: kernel/build.sh patched|stock|cosched-n}
-case $FLAVOUR in patched|stock|cosched-n) ;; *) echo "kernel: unknown flavour '$FLAVOUR'" >&2; exit 2;; esac
+FLAVOUR=${1:?usage: kernel/build.sh patched|stock|cosched-n|without-N}
+DROP=
+case $FLAVOUR in
+patched|stock|cosched-n) ;;
+without-[1-9]|without-[1-9][0-9]) DROP=${FLAVOUR#without-} ;;
+*) echo "kernel: unknown flavour '$FLAVOUR'" >&2; exit 2;;
+esac
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
 TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
-SRC=$CACHE/src-$FLAVOUR
-BUILD=$CACHE/build-$FLAVOUR
+TREE=$FLAVOUR
+[ -z "$DROP" ] || TREE=patched	# without-N: the patched tree and build
+SRC=$CACHE/src-$TREE
+BUILD=$CACHE/build-$TREE
 OUT=$CACHE/out/$FLAVOUR
 JOBS=${JOBS:-$(($(nproc) + 1))}
 FRAGMENTS="$HERE/config/base-trim.config $HERE/config/guest.config $HERE/config/debug.config $HERE/config/cosched.config"
@@ -38,16 +50,26 @@ die() { echo "kernel: $*" >&2; exit 1; }
 mkdir -p "$CACHE" "$OUT"
 
 # One build per flavour at a time: a second caller waits for the first.
-exec 9>"$CACHE/build-$FLAVOUR.lock"
+exec 9>"$CACHE/build-$TREE.lock"
 if ! flock -n 9; then
-	echo "kernel: another $FLAVOUR build is running; waiting for it"
+	echo "kernel: another $TREE build is running; waiting for it"
 	flock 9
 fi
 
 tar_id=$(stat -c '%s-%Y' "$TARBALL")
+# The patches this flavour applies, in order.
+series_list() {
+	grep -v '^\s*\(#\|$\)' "$HERE/series" | awk -v d="${DROP:-0}" 'NR != d'
+}
+if [ -n "$DROP" ]; then
+	[ "$(grep -cv '^\s*\(#\|$\)' "$HERE/series")" -ge "$DROP" ] ||
+		{ echo "kernel: the series has no patch $DROP" >&2; exit 2; }
+fi
 if [ "$FLAVOUR" != stock ]; then
-	series_id=$(cd "$HERE" && { cat series; grep -v '^\s*\(#\|$\)' series |
-		sed 's|^|patches/|' | xargs -r cat; } | sha256sum | cut -c1-16)
+	series_id=$(cd "$HERE" && {
+		if [ -z "$DROP" ]; then cat series; else series_list; fi
+		series_list | sed 's|^|patches/|' | xargs -r cat
+	} | sha256sum | cut -c1-16)
 else
 	series_id=pristine	# no patches: the stock tree is the tarball
 fi
@@ -77,6 +99,7 @@ apply_series() {
 	local idx="$SRC/.git/cosched-index"
 
 	[ "$FLAVOUR" != stock ] || series=/dev/null
+	[ -z "$DROP" ] || series=<(series_list)
 	head=$(git -C "$SRC" rev-parse pristine)
 	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
 	while read -r p; do
@@ -95,7 +118,7 @@ apply_series() {
 	rm -f "$idx"
 	git -C "$SRC" checkout -q -f --detach "$head"
 	git -C "$SRC" tag -f series "$head" >/dev/null
-	echo "kernel: applied $n patches"
+	echo "kernel: applied $n patches${DROP:+ (all but patch $DROP)}"
 }
 
 t0=$(date +%s)
