@@ -5,6 +5,8 @@
 #   KERNEL=patched|stock   kernel to boot (default patched)
 #   TESTS="00-smoke 20-exclusion"   run only these guest tests
 #   HOST=0 / GUEST=0       skip the host or the guest part
+#   BOOT_TRIES=3           boots of a guest that dies before its tests
+#                          start (TCG), the last failure counts
 #   SOAK=SECONDS           soak length for the tests that have one
 #                          (80-stress): passed as cosched.soak=, and
 #                          added to every test's time limit
@@ -154,21 +156,26 @@ for key in "${order[@]}"; do
 	# the guest runner's corehold and bwhold, which switch core
 	# scheduling and CFS bandwidth on before the first test so that no
 	# test flips those keys), or the guest resets early in boot, stock
-	# and patched alike, and it dies before any test ran.  Say so and boot once more; a second failure
-	# counts.  A crash after the test runner started is never retried.
-	if [ -e "$dir/error" ] &&
-	   ! grep -q '^cosched: guest runner started' "$dir/console.log"; then
+	# and patched alike, and it dies before any test ran.  Say so and
+	# boot again, up to BOOT_TRIES (3) boots in all: two early deaths in
+	# a row were seen (an int3 at corehold, then a reset at 1 s); the
+	# last one counts.  A crash after the test runner started is never
+	# retried.
+	try=1
+	while [ -e "$dir/error" ] && [ $try -lt "${BOOT_TRIES:-3}" ] &&
+	      ! grep -q '^cosched: guest runner started' "$dir/console.log"; do
 		why="$(cat "$dir/error")"
 		grep -q 'int3: 0000' "$dir/console.log" && why="int3 trap (TCG text-patching race)"
 		grep -aq 'cosched: corehold: switching' "$dir/console.log" &&
 			why="$why, after corehold began switching core scheduling on"
 		grep -aq 'cosched: bwhold: switching' "$dir/console.log" &&
 			why="$why, after bwhold began switching CFS bandwidth on"
-		echo "note: boot $boot died before the tests started ($why); booting again, first try kept in $dir.try1"
-		mv "$dir" "$dir.try1"
+		echo "note: boot $boot died before the tests started ($why); booting again, try $try kept in $dir.try$try"
+		mv "$dir" "$dir.try$try"
 		mkdir -p "$dir"
 		boot_guest
-	fi
+		try=$((try + 1))
+	done
 	if [ -e "$dir/error" ]; then
 		result FAIL "guest/boot$boot" "$(cat "$dir/error"); console: $dir/console.log"
 	fi
