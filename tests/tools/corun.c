@@ -17,19 +17,37 @@
  * A --sleeper task runs bursts and sleeps between them (a task that wakes
  * often); its record adds wakeups and oversleep (wakeup latency).
  *
+ * A gang at coscheduling level 1 may run apart for as long as the
+ * siblings take to follow a switch of the core (an IPI: ~100 us and more
+ * under QEMU TCG), which all_pct_of_union counts against it.  So a group
+ * record also describes its "apart" intervals: the maximal intervals
+ * inside the group's union during which some, but not all, of its tasks
+ * ran (a task handing over to its sibling is one interval).  Those no
+ * longer than --follow-us count as a switch being followed; the rest
+ * (apart_long_*) break the claim "outside the follow windows the gang
+ * runs together", and corun_follow_pct is the co-run with the follow
+ * windows counted as together: 100 * (all + short apart) / union.
+ *
  * Output: lines starting with "# " are for humans; every other line is a
  * machine-readable record "KIND ID key=value ...":
- *   run summary window_us=... gap_us=... tasks=N ok=0|1
+ *   run summary window_us=... gap_us=... follow_us=... tasks=N ok=0|1
  *   task NAME cpu=.. group=.. run_us=.. share_pct=.. run_pct_of_window=..
  *        segments=.. max_gap_us=.. loop_ns=.. migrations=.. overflow=..
  *        finished=0|1 gaps_{100us,1ms,10ms,long}=COUNT gap_us_{...}=TIME
  *   pair A,B overlap_us=.. overlap_pct_of_a=.. overlap_pct_of_b=..
  *        overlap_pct_of_min=.. union_us=.. corun_pct_of_union=..
  *   group G tasks=a+b run_us=.. share_pct=.. union_us=.. all_us=..
- *        all_pct_of_union=..
+ *        all_pct_of_union=.. apart_n=.. apart_us=.. apart_p50_us=..
+ *        apart_p99_us=.. apart_max_us=.. apart_long_n=.. apart_long_us=..
+ *        apart_long_pct_of_union=.. corun_follow_pct=..
  *   gpair G,H overlap_us=.. overlap_pct_of_min=.. overlap_pct_of_g=..
  *        overlap_pct_of_h=.. pairsum_us=.. pairsum_pct_of_min=..
- * All times in microseconds over the common measurement window.
+ * All times in microseconds over the common measurement window.  The
+ * pair, group and gpair records repeat their keys with a sched_ prefix
+ * (the switch-aware view) and, with --trace, a trace_ prefix.  Percentiles of
+ * apart intervals are nearest-rank (the smallest length that p% of the
+ * intervals do not exceed; 0 without intervals); "long" means strictly
+ * longer than --follow-us.
  * Exit status: 0 = measured, 1 = usage or set-up error, 2 = measured but
  * suspect (segment overflow, a task that did not finish, a migration).
  */
@@ -309,6 +327,90 @@ static int64_t sl_overlap(const struct seglist *a, const struct seglist *b)
 	return len;
 }
 
+/*
+ * The parts of a that b does not cover.  Zero-length pieces are dropped
+ * (they last no time), and pieces that touch merge (sl_push), so that a
+ * zero-length segment of b does not split one piece into two.
+ */
+static struct seglist sl_minus(const struct seglist *a, const struct seglist *b)
+{
+	struct seglist l = { 0 };
+	size_t j = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		int64_t s = a->v[i].s;
+
+		/* b is sorted: what ends before this piece ends before the next. */
+		while (j < b->n && b->v[j].e <= s)
+			j++;
+		for (size_t k = j; k < b->n && b->v[k].s < a->v[i].e; k++) {
+			if (b->v[k].s > s)
+				sl_push(&l, s, b->v[k].s);
+			s = b->v[k].e;
+		}
+		if (s < a->v[i].e)
+			sl_push(&l, s, a->v[i].e);
+	}
+	return l;
+}
+
+/*
+ * A group's apart intervals (union minus all-at-once), summarised.  "Long"
+ * ones last more than the follow bound: a switch of the core that the
+ * siblings did not follow in time, or a gang that does not run together.
+ */
+struct apart {
+	size_t n, nlong;
+	int64_t sum, sum_long;
+	int64_t p50, p99, max;
+};
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+/* Nearest rank: the smallest of n sorted values with p% of them <= it. */
+static int64_t nearest_rank(const int64_t *v, size_t n, unsigned int p)
+{
+	size_t r = (n * p + 99) / 100;
+
+	if (!n)
+		return 0;
+	return v[r ? r - 1 : 0];
+}
+
+static void apart_stats(const struct seglist *ap, int64_t follow_ns,
+			struct apart *a)
+{
+	int64_t *len;
+
+	memset(a, 0, sizeof(*a));
+	if (!ap->n)
+		return;
+	len = malloc(ap->n * sizeof(*len));
+	if (!len) {
+		perror("corun: malloc");
+		exit(1);
+	}
+	for (size_t i = 0; i < ap->n; i++) {
+		len[i] = ap->v[i].e - ap->v[i].s;
+		a->sum += len[i];
+		if (len[i] > follow_ns) {
+			a->nlong++;
+			a->sum_long += len[i];
+		}
+	}
+	qsort(len, ap->n, sizeof(*len), cmp_i64);
+	a->n = ap->n;
+	a->p50 = nearest_rank(len, ap->n, 50);
+	a->p99 = nearest_rank(len, ap->n, 99);
+	a->max = len[ap->n - 1];
+	free(len);
+}
+
 /* ---------------------------------------------------------------- */
 /* Self-test.                                                        */
 
@@ -482,8 +584,150 @@ static void st_recorder_cont(void)
 		 r.gap_t[0]);
 }
 
+/*
+ * A two-task gang, a and b.  a starts 20 and 30 before b; b stops 10
+ * before a; a runs 500 alone (a long apart interval); a hands over to b
+ * without a gap (one interval of 200, not two); b runs a zero-length
+ * segment inside a run of a alone (must not split that interval).
+ */
+static const int64_t st_gang_a[] = { 0, 1000, 1200, 2000, 3000, 4000,
+				     5000, 5100, 6000, 6100 };
+static const int64_t st_gang_b[] = { 20, 1000, 1230, 1990, 3000, 3500,
+				     5100, 5200, 6050, 6050 };
+
+/*
+ * Union [0,1000] [1200,2000] [3000,4000] [5000,5200] [6000,6100] = 3100;
+ * all at once [20,1000] [1230,1990] [3000,3500] = 2240; apart: 20, 30,
+ * 10, 500, 200, 100 (sorted 10 20 30 100 200 500) = 860 = 3100 - 2240.
+ */
+static void st_apart_check(const char *what, const struct apart *a,
+			   int64_t follow_ns, size_t want_nlong, int64_t want_long)
+{
+	st_check(a->n == 6 && a->sum == 860, "%s: n=%zu sum=%" PRId64
+		 ", want 6/860", what, a->n, a->sum);
+	/* Nearest rank: p50 is the 3rd of 6, p99 the 6th. */
+	st_check(a->p50 == 30 && a->p99 == 500 && a->max == 500,
+		 "%s: p50=%" PRId64 " p99=%" PRId64 " max=%" PRId64
+		 ", want 30/500/500", what, a->p50, a->p99, a->max);
+	st_check(a->nlong == want_nlong && a->sum_long == want_long,
+		 "%s, follow %" PRId64 ": long n=%zu sum=%" PRId64 ", want %zu/%"
+		 PRId64, what, follow_ns, a->nlong, a->sum_long, want_nlong,
+		 want_long);
+}
+
+static void st_apart(void)
+{
+	struct seglist la = st_list(st_gang_a, 5), lb = st_list(st_gang_b, 5);
+	struct seglist un = sl_union(&la, &lb), all = sl_intersect(&la, &lb);
+	struct seglist ap = sl_minus(&un, &all);
+	/* Bound, long count and time: strictly longer than the bound is long. */
+	const int64_t follow[][3] = {
+		{ 0, 6, 860 }, { 9, 6, 860 }, { 10, 5, 850 }, { 99, 3, 800 },
+		{ 100, 2, 700 }, { 199, 2, 700 }, { 200, 1, 500 },
+		{ 499, 1, 500 }, { 500, 0, 0 }, { 1000, 0, 0 },
+	};
+	struct apart a;
+
+	st_check(sl_len(&un) == 3100 && sl_len(&all) == 2240,
+		 "apart: union %" PRId64 " all %" PRId64 ", want 3100/2240",
+		 sl_len(&un), sl_len(&all));
+	for (size_t k = 0; k < sizeof(follow) / sizeof(follow[0]); k++) {
+		apart_stats(&ap, follow[k][0], &a);
+		st_apart_check("apart", &a, follow[k][0], (size_t)follow[k][1],
+			       follow[k][2]);
+	}
+
+	/* None apart: a gang that always ran together. */
+	sl_free(&ap);
+	ap = sl_minus(&all, &all);
+	apart_stats(&ap, 0, &a);
+	st_check(!ap.n && !a.n && !a.sum && !a.p50 && !a.p99 && !a.max &&
+		 !a.nlong, "apart: all minus all has intervals");
+	/* One interval: every percentile is that interval. */
+	sl_free(&ap);
+	sl_push(&ap, 7, 19);
+	apart_stats(&ap, 1000, &a);
+	st_check(a.n == 1 && a.p50 == 12 && a.p99 == 12 && a.max == 12 &&
+		 !a.nlong, "apart: single interval wrong");
+	sl_free(&la); sl_free(&lb); sl_free(&un); sl_free(&all); sl_free(&ap);
+}
+
+/* sl_minus alone: b reaching out of a, and a zero-length b. */
+static void st_minus(void)
+{
+	const int64_t a[] = { 10, 20, 40, 100 }, b[] = { 0, 15, 18, 50, 70, 70 };
+	struct seglist la = st_list(a, 2), lb = st_list(b, 3);
+	struct seglist m = sl_minus(&la, &lb);
+
+	st_check(m.n == 2 && m.v[0].s == 15 && m.v[0].e == 18 &&
+		 m.v[1].s == 50 && m.v[1].e == 100,
+		 "minus: [10,20][40,100] - [0,15][18,50][70,70] wrong (n=%zu)",
+		 m.n);
+	sl_free(&la); sl_free(&lb); sl_free(&m);
+}
+
+/* Apart time and intervals of three random lists, against a bitmap. */
+static void st_apart_random(void)
+{
+	enum { T = 400, N = 3 };
+	unsigned int seed = 54321;
+
+	for (int round = 0; round < 2000; round++) {
+		unsigned char bm[N][T] = { { 0 } };
+		struct seglist l[N] = { { 0 } }, un = { 0 }, all, ap;
+		int64_t bsum = 0, bn = 0;
+		int prev = 0;
+
+		for (int w = 0; w < N; w++) {
+			int64_t t = rand_r(&seed) % 20;
+
+			while (t < T) {
+				int64_t e = t + rand_r(&seed) % 60;
+
+				e = e < T ? e : T;
+				sl_push(&l[w], t, e);
+				for (int64_t k = t; k < e; k++)
+					bm[w][k] = 1;
+				t = e + rand_r(&seed) % 40;
+			}
+		}
+		all = sl_copy(l[0].v, l[0].n);
+		for (int w = 0; w < N; w++) {
+			struct seglist u = sl_union(&un, &l[w]);
+			struct seglist a = sl_intersect(&all, &l[w]);
+
+			sl_free(&un);
+			sl_free(&all);
+			un = u;
+			all = a;
+		}
+		for (int k = 0; k < T; k++) {
+			int ran = bm[0][k] + bm[1][k] + bm[2][k];
+			int apart = ran > 0 && ran < N;
+
+			bsum += apart;
+			bn += apart && !prev;
+			prev = apart;
+		}
+		ap = sl_minus(&un, &all);
+		st_check(sl_len(&ap) == bsum && (int64_t)ap.n == bn,
+			 "apart random round %d: %zu intervals, %" PRId64
+			 " in all; want %" PRId64 ", %" PRId64, round, ap.n,
+			 sl_len(&ap), bn, bsum);
+		for (size_t k = 0; k < ap.n; k++)
+			st_check(ap.v[k].s < ap.v[k].e &&
+				 (!k || ap.v[k - 1].e < ap.v[k].s),
+				 "apart random round %d: intervals not disjoint",
+				 round);
+		for (int w = 0; w < N; w++)
+			sl_free(&l[w]);
+		sl_free(&un); sl_free(&all); sl_free(&ap);
+	}
+}
+
 static long trace_parse(FILE *f, const pid_t *pids, int ntasks,
 			struct seglist *out, int64_t start, int64_t end);
+static void st_view_follow(void);
 
 /* The trace view from a canned trace: clipping, cross-CPU order, junk. */
 static void st_trace(void)
@@ -536,6 +780,10 @@ static int self_test(void)
 	st_recorder();
 	st_recorder_cont();
 	st_trace();
+	st_minus();
+	st_apart();
+	st_apart_random();
+	st_view_follow();
 	if (st_fail) {
 		printf("self-test: %d check(s) failed\n", st_fail);
 		return 1;
@@ -935,9 +1183,11 @@ struct view {
 	int64_t grun[MAX_TASKS], gunion[MAX_TASKS], gall[MAX_TASKS];
 	int64_t gov[MAX_TASKS][MAX_TASKS], gpairsum[MAX_TASKS][MAX_TASKS];
 	struct seglist gu[MAX_TASKS];
+	struct apart apart[MAX_TASKS];	/* per group, long: > follow_ns */
 };
 
-static void view_compute(struct view *w, const struct task *tasks, int ntasks)
+static void view_compute(struct view *w, const struct task *tasks, int ntasks,
+			 int64_t follow_ns)
 {
 	w->sum = 0;
 	for (int i = 0; i < ntasks; i++) {
@@ -993,6 +1243,12 @@ static void view_compute(struct view *w, const struct task *tasks, int ntasks)
 		}
 		w->gunion[g] = sl_len(&w->gu[g]);
 		w->gall[g] = sl_len(&all);
+
+		/* all lies inside the union: the rest is exactly the apart time. */
+		struct seglist ap = sl_minus(&w->gu[g], &all);
+
+		apart_stats(&ap, follow_ns, &w->apart[g]);
+		sl_free(&ap);
 		sl_free(&all);
 	}
 	for (int g = 0; g < w->ng; g++)
@@ -1006,12 +1262,50 @@ static void view_compute(struct view *w, const struct task *tasks, int ntasks)
 		}
 }
 
+/* Co-run of group g with its short apart intervals (follow windows) as together. */
+static double follow_pct(const struct view *w, int g)
+{
+	const struct apart *a = &w->apart[g];
+
+	return pct(w->gall[g] + a->sum - a->sum_long, w->gunion[g]);
+}
+
 static void view_free(struct view *w, int ntasks)
 {
 	for (int i = 0; i < ntasks; i++)
 		sl_free(&w->list[i]);
 	for (int g = 0; g < w->ng; g++)
 		sl_free(&w->gu[g]);
+}
+
+/* The same gang through view_compute, next to a one-task group. */
+static void st_view_follow(void)
+{
+	static struct view w;
+	static struct task t[3] = {
+		{ .name = "a", .group = "G" }, { .name = "b", .group = "G" },
+		{ .name = "c", .group = "H" },
+	};
+	const int64_t c[] = { 0, 700, 800, 900 };
+
+	memset(&w, 0, sizeof(w));
+	w.list[0] = st_list(st_gang_a, 5);
+	w.list[1] = st_list(st_gang_b, 5);
+	w.list[2] = st_list(c, 2);
+	view_compute(&w, t, 3, 100);
+	st_check(w.ng == 2 && w.gunion[0] == 3100 && w.gall[0] == 2240,
+		 "view follow: ng=%d union %" PRId64 " all %" PRId64, w.ng,
+		 w.gunion[0], w.gall[0]);
+	st_apart_check("view follow", &w.apart[0], 100, 2, 700);
+	/* (2240 + 860 - 700) / 3100 */
+	st_check(follow_pct(&w, 0) == pct(2400, 3100),
+		 "view follow: corun_follow_pct %.6f, want %.6f",
+		 follow_pct(&w, 0), pct(2400, 3100));
+	/* A group of one is never apart: it always runs "together". */
+	st_check(!w.apart[1].n && follow_pct(&w, 1) == 100.0,
+		 "view follow: one-task group apart n=%zu, %.3f%%",
+		 w.apart[1].n, follow_pct(&w, 1));
+	view_free(&w, 3);
 }
 
 static void usage(FILE *f)
@@ -1029,6 +1323,11 @@ static void usage(FILE *f)
 "  --duration SEC      measurement window (default 10)\n"
 "  --warmup SEC        spin before the window opens (default 0.5)\n"
 "  --gap-us US         a gap longer than this ends a segment (default 50)\n"
+"  --follow-us US      bound on a group's apart intervals (some but not all\n"
+"                      of its tasks ran): longer ones are apart_long_*, the\n"
+"                      shorter count as together in corun_follow_pct (the\n"
+"                      time siblings may take to follow a switch; default\n"
+"                      1000)\n"
 "  --max-segments N    per task (default 262144); overflow is reported\n"
 "  --cgroup-root DIR   default /sys/fs/cgroup\n"
 "  --no-cgroup         do not move tasks into cgroups\n"
@@ -1036,7 +1335,8 @@ static void usage(FILE *f)
 "  --trace[=DIR]       third view (trace_ keys) from a sched_switch trace\n"
 "                      of the tasks' CPUs (tracefs DIR, default\n"
 "                      /sys/kernel/tracing; changed settings are restored)\n"
-"  --self-test         check the interval arithmetic and recorder\n");
+"  --self-test         check the interval arithmetic, apart statistics,\n"
+"                      recorder and trace parser\n");
 }
 
 int main(int argc, char **argv)
@@ -1049,6 +1349,7 @@ int main(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "gap-us", required_argument, NULL, 'g' },
+		{ "follow-us", required_argument, NULL, 'F' },
 		{ "max-segments", required_argument, NULL, 'm' },
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "no-cgroup", no_argument, NULL, 'n' },
@@ -1061,7 +1362,7 @@ int main(int argc, char **argv)
 	static struct task tasks[MAX_TASKS];
 	int ntasks = 0, no_cgroup = 0, c, status = 0;
 	double duration = 10.0, warmup = 0.5, gap_us = 50.0;
-	double sleep_us = 1000.0, burst_us = 100.0;
+	double sleep_us = 1000.0, burst_us = 100.0, follow_us = 1000.0;
 	int sleeper[MAX_TASKS] = { 0 };
 	long max_segs = 262144;
 	const char *cgroot = "/sys/fs/cgroup", *dump = NULL;
@@ -1097,6 +1398,7 @@ int main(int argc, char **argv)
 		case 'w':
 		case 'Z':
 		case 'B':
+		case 'F':
 		case 'g': {
 			double v = strtod(optarg, &end);
 
@@ -1112,6 +1414,8 @@ int main(int argc, char **argv)
 				sleep_us = v;
 			else if (c == 'B')
 				burst_us = v;
+			else if (c == 'F')
+				follow_us = v;
 			else
 				gap_us = v;
 			break;
@@ -1252,6 +1556,7 @@ int main(int argc, char **argv)
 
 	/* Views: raw (every gap), sched (switch gaps only), trace. */
 	int64_t window = sh->end_ns - sh->start_ns;
+	int64_t follow_ns = (int64_t)(follow_us * 1000.0);
 	static struct view v[3];
 
 	if (tfs.dir) {
@@ -1271,7 +1576,7 @@ int main(int argc, char **argv)
 		trace_restore(&tfs);
 		if (!trace_events || trace_lost)
 			status = 2;
-		view_compute(&v[2], tasks, ntasks);
+		view_compute(&v[2], tasks, ntasks, follow_ns);
 	}
 
 	for (int k = 0; k < 2; k++) {
@@ -1285,7 +1590,7 @@ int main(int argc, char **argv)
 			if (!sl->done || r->overflow || sl->migrations)
 				status = 2;
 		}
-		view_compute(&v[k], tasks, ntasks);
+		view_compute(&v[k], tasks, ntasks, follow_ns);
 	}
 	struct view *raw = &v[0], *sv = &v[1];
 
@@ -1379,7 +1684,9 @@ int main(int argc, char **argv)
 				       pct(tv->ov[i][j], ut));
 			}
 		}
-	for (int g = 0; g < raw->ng; g++)
+	for (int g = 0; g < raw->ng; g++) {
+		const struct apart *a = &raw->apart[g];
+
 		printf("# group %s (%s): run time %.3f s = %.2f%% of all [sched"
 		       " %.2f%%]; some task ran %.3f s, all %d at once %.3f s ="
 		       " %.2f%% of that [sched %.2f%%]\n",
@@ -1389,6 +1696,19 @@ int main(int argc, char **argv)
 		       raw->members[g], (double)raw->gall[g] / 1e9,
 		       pct(raw->gall[g], raw->gunion[g]),
 		       pct(sv->gall[g], sv->gunion[g]));
+		printf("#   apart (some but not all ran): %zu times, %.3f s,"
+		       " p50 %.0f us, p99 %.0f us, max %.0f us; longer than"
+		       " %.0f us: %zu, %.3f s = %.3f%% of the union; together"
+		       " counting the shorter as followed %.2f%% [sched %.2f%%]",
+		       a->n, (double)a->sum / 1e9, us(a->p50), us(a->p99),
+		       us(a->max), follow_us, a->nlong,
+		       (double)a->sum_long / 1e9, pct(a->sum_long, raw->gunion[g]),
+		       follow_pct(raw, g), follow_pct(sv, g));
+		if (tfs.dir)
+			printf(" [trace %.2f%%, %zu longer]", follow_pct(&v[2], g),
+			       v[2].apart[g].nlong);
+		printf("\n");
+	}
 	for (int g = 0; g < raw->ng; g++)
 		for (int h = g + 1; h < raw->ng; h++)
 			printf("# groups %s,%s: ran at once %.3f s = %.3f%% of the"
@@ -1399,9 +1719,10 @@ int main(int argc, char **argv)
 			       pct(sv->gov[g][h], min64(sv->gunion[g], sv->gunion[h])));
 
 	/* Machine-readable summary: raw keys, then the same with sched_. */
-	printf("run summary window_us=%.0f gap_us=%.0f tasks=%d groups=%d"
-	       " total_run_us=%.0f sched_total_run_us=%.0f", us(window),
-	       gap_us, ntasks, raw->ng, us(raw->sum), us(sv->sum));
+	printf("run summary window_us=%.0f gap_us=%.0f follow_us=%.0f tasks=%d"
+	       " groups=%d total_run_us=%.0f sched_total_run_us=%.0f",
+	       us(window), gap_us, follow_us, ntasks, raw->ng, us(raw->sum),
+	       us(sv->sum));
 	if (tfs.dir)
 		printf(" trace_total_run_us=%.0f trace_events=%ld trace_lost=%"
 		       PRIu64, us(v[2].sum), trace_events, trace_lost);
@@ -1466,6 +1787,7 @@ int main(int argc, char **argv)
 		printf("group %s tasks=%s", tasks[raw->rep[g]].group, raw->names[g]);
 		for (int k = 0; k < nv; k++) {
 			struct view *w = &v[k];
+			const struct apart *a = &w->apart[g];
 			const char *p = vkey[k];
 
 			printf(" %srun_us=%.0f %sshare_pct=%.3f %sunion_us=%.0f"
@@ -1473,6 +1795,15 @@ int main(int argc, char **argv)
 			       p, us(w->grun[g]), p, pct(w->grun[g], w->sum),
 			       p, us(w->gunion[g]), p, us(w->gall[g]), p,
 			       pct(w->gall[g], w->gunion[g]));
+			printf(" %sapart_n=%zu %sapart_us=%.0f %sapart_p50_us=%.0f"
+			       " %sapart_p99_us=%.0f %sapart_max_us=%.0f"
+			       " %sapart_long_n=%zu %sapart_long_us=%.0f"
+			       " %sapart_long_pct_of_union=%.4f"
+			       " %scorun_follow_pct=%.4f",
+			       p, a->n, p, us(a->sum), p, us(a->p50), p, us(a->p99),
+			       p, us(a->max), p, a->nlong, p, us(a->sum_long),
+			       p, pct(a->sum_long, w->gunion[g]),
+			       p, follow_pct(w, g));
 		}
 		printf("\n");
 	}

@@ -34,7 +34,7 @@ if [ "$ncpu" -lt 2 ]; then
 	echo "need 2 CPUs, have $ncpu"; exit 1
 fi
 
-if "$CORUN" --self-test; then ok corun-self-test "interval arithmetic and recorder"; else bad corun-self-test "see output above"; fi
+if "$CORUN" --self-test; then ok corun-self-test "interval arithmetic, apart intervals, recorder and trace parser"; else bad corun-self-test "see output above"; fi
 
 # tidrun on a canned trace: comm with a blank ("CPU 0/TCG"), a thread
 # running from before its first event, exact microseconds.
@@ -94,6 +94,20 @@ if grep -q '^group A tasks=a1+a2 ' "$tmp/grp" && grep -q '^gpair A,B ' "$tmp/grp
 else
 	bad corun-groups "records missing"; cat "$tmp/grp"
 fi
+# Apart intervals: all + apart = union (up to rounding), follow = 100 -
+# long; a group of one task is never apart.
+al=$(kv "$tmp/grp" group A all_us); ap=$(kv "$tmp/grp" group A apart_us)
+un=$(kv "$tmp/grp" group A union_us); lp=$(kv "$tmp/grp" group A apart_long_pct_of_union)
+fp=$(kv "$tmp/grp" group A corun_follow_pct)
+if [ -n "$fp" ] && awk -v a="$al" -v p="$ap" -v u="$un" -v l="$lp" -v f="$fp" \
+	'BEGIN { d = a + p - u; e = l + f - 100; exit !(d * d <= 4 && e * e < 1e-6) }' &&
+   [ "$(kv "$tmp/grp" group B apart_n)" = 0 ] &&
+   [ "$(kv "$tmp/grp" group B sched_corun_follow_pct)" = 100.0000 ] &&
+   [ "$(kv "$tmp/grp" run summary follow_us)" = 1000 ]; then
+	ok corun-follow "A: all ${al} + apart ${ap} (n=$(kv "$tmp/grp" group A apart_n)) = union ${un} us, co-run ${fp}% counting follow windows"
+else
+	bad corun-follow "all=${al:-?} apart=${ap:-?} union=${un:-?} long=${lp:-?}% follow=${fp:-?}%"
+fi
 
 # cgroup.procs is written (fixture tree instead of /sys/fs/cgroup).
 mkdir -p "$tmp/cg/x/y" && : > "$tmp/cg/x/y/cgroup.procs"
@@ -128,7 +142,8 @@ usage_exits_1() {
 
 # Bad usage: exit 1, nothing started.
 usage_exits_1 corun-usage "$CORUN" "" "--task a" "--task a:x" "--task a:0 --task a:1" \
-	"--duration -1 --task a:0" "--task a,b:0"
+	"--duration -1 --task a:0" "--task a,b:0" "--follow-us x --task a:0" \
+	"--follow-us -1 --task a:0"
 
 # schedw: exact errno names.
 : > "$tmp/f"
