@@ -50,6 +50,16 @@ TRACE
 "$HERE/tidrun" --parse "$tmp/trace" 10 11 30 > "$tmp/tid"
 got="$(kv "$tmp/tid" tid A run_us) $(kv "$tmp/tid" tid B run_us) $(kv "$tmp/tid" tid X run_us) $(kv "$tmp/tid" pair A,B both_us) $(kv "$tmp/tid" pair A,B union_us) $(kv "$tmp/tid" pair A,B corun_pct_of_union) $(kv "$tmp/tid" gpair AB,X overlap_us)"
 if [ "$got" = "700 600 400 600 700 85.71 0" ]; then ok tidrun-parse "$got"; else bad tidrun-parse "got '$got'"; fi
+# Follow windows: one apart interval (A alone, 100 us at the end), long
+# only with a bound below 100 us.
+"$HERE/tidrun" --follow-us 50 --parse "$tmp/trace" 10 11 30 > "$tmp/tid50"
+got="$(kv "$tmp/tid" pair A,B apart_n) $(kv "$tmp/tid" pair A,B apart_max_us) $(kv "$tmp/tid" pair A,B apart_long_us) $(kv "$tmp/tid" pair A,B corun_follow_pct) $(kv "$tmp/tid50" pair A,B apart_long_us) $(kv "$tmp/tid50" pair A,B corun_follow_pct) $(kv "$tmp/tid" gpair AB,X overlap_n)"
+if [ "$got" = "1 100 0 100.00 100 85.71 0" ]; then ok tidrun-follow "$got"; else bad tidrun-follow "got '$got'"; fi
+# Overlap windows: thread 11 as X overlaps thread 10 once, for 600 us.
+"$HERE/tidrun" --parse "$tmp/trace" 10 30 11 > "$tmp/tidx"
+"$HERE/tidrun" --follow-us 50 --parse "$tmp/trace" 10 30 11 > "$tmp/tidx50"
+got="$(kv "$tmp/tidx" gpair AB,X overlap_n) $(kv "$tmp/tidx" gpair AB,X overlap_max_us) $(kv "$tmp/tidx" gpair AB,X overlap_long_us) $(kv "$tmp/tidx50" gpair AB,X overlap_long_us)"
+if [ "$got" = "1 600 0 600" ]; then ok tidrun-overlap-windows "$got"; else bad tidrun-overlap-windows "got '$got'"; fi
 # vmspin.elf: a 32-bit multiboot ELF whose header QEMU finds.
 if od -A n -t x4 -j 4096 -N 12 "$HERE/vmspin.elf" | grep -q "1badb002 00000000 e4524ffe"; then ok vmspin-multiboot-header
 else bad vmspin-multiboot-header "$(od -A d -t x4 "$HERE/vmspin.elf" | grep -m1 1badb002)"; fi
