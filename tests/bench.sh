@@ -67,8 +67,13 @@ declare -A LEVEL=([stock]=1 [p0]=0 [pmax]=$ASK [gang]=1)
 declare -A SCRIPT=([stock]=bench-overhead [p0]=bench-overhead [pmax]=bench-overhead [gang]=bench-gang)
 # The guest runner's corehold holds a core cookie from boot unless told
 # not to: never in the overhead boots; the gang boots keep it (core
-# scheduling switched on at boot, where a death is retried).
-declare -A EXTRA=([stock]=cosched.corehold=0 [p0]=cosched.corehold=0 [pmax]=cosched.corehold=0 [gang]=)
+# scheduling switched on at boot, where a death is retried).  Its
+# bwhold (a cpu.max quota) and tracehold (sched_switch probes) would
+# tax every boot's scheduler paths alike: off in every bench boot (no
+# benchmark sets cpu.max or traces).
+NOHOLD="cosched.bwhold=0 cosched.tracehold=0"
+declare -A EXTRA=([stock]="cosched.corehold=0 $NOHOLD" [p0]="cosched.corehold=0 $NOHOLD"
+	[pmax]="cosched.corehold=0 $NOHOLD" [gang]="$NOHOLD")
 [ -n "${BENCH_REPORT:-}" ] || : > "$OUT/raw.txt"
 [ -n "${BENCH_REPORT:-}" ] || : > "$OUT/info.txt"
 

@@ -153,14 +153,14 @@ for key in "${order[@]}"; do
 	boot_guest
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
 	# live text patching (static keys flipped by late initcalls, or by
-	# the guest runner's corehold and bwhold, which switch core
-	# scheduling and CFS bandwidth on before the first test so that no
-	# test flips those keys), or the guest resets early in boot, stock
-	# and patched alike, and it dies before any test ran.  Say so and
-	# boot again, up to BOOT_TRIES (3) boots in all: two early deaths in
-	# a row were seen (an int3 at corehold, then a reset at 1 s); the
-	# last one counts.  A crash after the test runner started is never
-	# retried.
+	# the guest runner's corehold, bwhold and tracehold, which switch core
+	# scheduling, CFS bandwidth and the sched_switch tracepoint on before
+	# the first test so that no test patches that text), or the guest
+	# resets early in boot, stock and patched alike, and it dies before
+	# any test ran.  Say so and boot again, up to BOOT_TRIES (3) boots
+	# in all: two early deaths in a row were seen (an int3 at corehold,
+	# then a reset at 1 s); the last one counts.  A crash after the test
+	# runner started is never retried.
 	try=1
 	while [ -e "$dir/error" ] && [ $try -lt "${BOOT_TRIES:-3}" ] &&
 	      ! grep -q '^cosched: guest runner started' "$dir/console.log"; do
@@ -170,6 +170,8 @@ for key in "${order[@]}"; do
 			why="$why, after corehold began switching core scheduling on"
 		grep -aq 'cosched: bwhold: switching' "$dir/console.log" &&
 			why="$why, after bwhold began switching CFS bandwidth on"
+		grep -aq 'cosched: tracehold: registering' "$dir/console.log" &&
+			why="$why, after tracehold began registering sched_switch probes"
 		echo "note: boot $boot died before the tests started ($why); booting again, try $try kept in $dir.try$try"
 		mv "$dir" "$dir.try$try"
 		mkdir -p "$dir"
