@@ -128,7 +128,23 @@ int apply_unplace(const struct apply_ctx *a, const char *key, enum group_kind ki
         if (r < 0 && r != -ENOENT)
                 return errf(err, errlen, r, "writing 0 to %s/cpu.scheduled: %s", target, strerror(-r));
         r = cgroup_set_cpus(a->cgroup_root, target, NULL);
+        if (r == -ENOSPC) /* it has tasks: the kernel wants CPUs there */
+                r = cgroup_set_cpus_of_parent(a->cgroup_root, target);
         if (r < 0)
                 return errf(err, errlen, r, "widening %s/cpuset.cpus: %s", target, strerror(-r));
         return 0;
+}
+
+int apply_released(const char *cgroup_root, const char *cg, char *err, size_t errlen) {
+        struct cpuset cur;
+        int r;
+
+        /* Gone, no cpuset controller there (systemd turns it off when no
+         * unit of the slice needs it), or empty: nothing holds it. */
+        if (!cg[0] || cgroup_get_cpus(cgroup_root, cg, &cur, false) < 0 || cpuset_empty(&cur))
+                return 0;
+        r = cgroup_set_cpus_of_parent(cgroup_root, cg);
+        if (r < 0)
+                return errf(err, errlen, r, "widening %s/cpuset.cpus to its parent's CPUs: %s", cg, strerror(-r));
+        return 1;
 }

@@ -45,6 +45,13 @@ void apply_zero(const char *cgroup_root, const char *cg);
 int apply_confined(const struct apply_ctx *a, const char *cg, int level, const struct cpuset *cpus, char *err,
                    size_t errlen);
 /* 0 first, then widen; for a unit the widening is asked of systemd
- * (APPLIED_ASKING, a->done gets the answer with cpus NULL). */
+ * (APPLIED_ASKING, a->done gets the answer with cpus NULL, then
+ * apply_released() on the cgroup it names). */
 int apply_unplace(const struct apply_ctx *a, const char *key, enum group_kind kind, const char *target,
                   const char *known_cg, char *err, size_t errlen);
+/* A released unit's cgroup ("": none, it stopped) once systemd has reset
+ * its AllowedCPUs=: systemd writes an empty cpuset.cpus, which the kernel
+ * refuses while the cgroup has tasks, so a running unit would stay on its
+ * old CPUs. Those are set to its parent's then. Returns 1 if it widened, 0
+ * if nothing was left to widen, or -errno with err filled. */
+int apply_released(const char *cgroup_root, const char *cg, char *err, size_t errlen);

@@ -78,6 +78,20 @@ int cgroup_set_cpus(const char *root, const char *cg, const struct cpuset *cpus)
         return write_file_str(path, buf);
 }
 
+int cgroup_set_cpus_of_parent(const char *root, const char *cg) {
+        const char *slash = strrchr(cg, '/');
+        char parent[PATH_MAX];
+        struct cpuset cpus;
+        int r;
+
+        /* "/a/b" -> "/a", "/a" -> "" (the root) */
+        snprintf(parent, sizeof(parent), "%.*s", slash ? (int) (slash - cg) : 0, cg);
+        r = cgroup_get_cpus(root, parent, &cpus, true);
+        if (r < 0)
+                return r;
+        return cgroup_set_cpus(root, cg, &cpus);
+}
+
 int cgroup_get_cpus(const char *root, const char *cg, struct cpuset *ret, bool effective) {
         char path[PATH_MAX], *v = NULL;
         int r;

@@ -550,9 +550,28 @@ static void publish_later(struct manager *m) {
                 m->dirty = true; /* --once: manager_once publishes */
 }
 
-static void log_release(const struct bus_unit_result *res) {
-        if (res->r < 0)
+/* systemd reset the unit's AllowedCPUs=; the cgroup may still hold it
+ * (apply_released), unless the group is placed there again meanwhile. */
+static void unit_released(struct manager *m, const struct bus_unit_result *res) {
+        const struct state_entry *e = state_find(&m->st, res->key);
+        char err[512], cpus[4096];
+        struct cpuset now;
+        int r;
+
+        if (res->r < 0) {
                 log_group(LOG_WARNING, res->key, "releasing %s: %s", res->unit, res->error);
+                return;
+        }
+        if (e && (e->state == GROUP_PLACED || e->state == GROUP_WAITING) && !strcmp(e->target, res->unit))
+                r = 0;
+        else
+                r = apply_released(m->opt.cgroup_root, res->cgroup, err, sizeof(err));
+        if (r < 0)
+                log_group(LOG_WARNING, res->key, "released %s, but its tasks stay on their CPUs: %s", res->unit, err);
+        else if (r > 0 && cgroup_get_cpus(m->opt.cgroup_root, res->cgroup, &now, false) == 0)
+                log_group(LOG_INFO, res->key, "released %s; the kernel keeps a cgroup with tasks on some CPUs, not "
+                          "on none as systemd asked: widened %s to its parent's CPUs %s", res->unit, res->cgroup,
+                          cpuset_format(&now, cpus, sizeof(cpus)));
         else
                 log_group(LOG_INFO, res->key, "released %s", res->unit);
 }
@@ -564,7 +583,7 @@ static void on_unit_answer(void *userdata, const struct bus_unit_result *res) {
         struct state_entry *e, old;
 
         if (!res->cpus) {
-                log_release(res);
+                unit_released(m, res);
                 return;
         }
         e = state_find(&m->st, res->key);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus.h"
 #include "log.h"
 #include "strindex.h"
 #include "units.h"
@@ -39,6 +40,7 @@ struct units {
         bool list_again;
         size_t scan_left;       /* refreshes of the listing not answered yet */
         bool ready;
+        bool pid1_reloading;    /* between Reloading true and false */
 };
 
 static bool wanted_type(const char *name) {
@@ -313,7 +315,13 @@ static int on_unit_props(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 
         (void) ret_error;
         d->slot = sd_bus_slot_unref(d->slot);
-        if (sd_bus_message_is_method_error(m, NULL)) {
+        if (sd_bus_message_is_method_error(m, SD_BUS_ERROR_NO_REPLY)) {
+                /* No answer is not a stop: PID 1 answers nothing while it
+                 * reloads, which takes seconds on a slow machine. */
+                log_group(LOG_WARNING, d->name, "units: systemd did not answer about %s in %ds; %s, asking again",
+                          d->name, BUS_TIMEOUT_USEC / 1000000, d->running ? "it stays as it was" : "not placed yet");
+                d->again = true;
+        } else if (sd_bus_message_is_method_error(m, NULL)) {
                 /* Gone (unloaded) or PID 1 failed: nothing runs there we could place. */
                 const sd_bus_error *e = sd_bus_message_get_error(m);
                 log_debug("units: GetAll %s: %s", d->name, e && e->message ? e->message : "error");
@@ -451,6 +459,10 @@ static int on_unit_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_
         const char *unit;
 
         (void) ret_error;
+        /* A daemon-reload unloads every unit, running ones too, and loads
+         * them again: not a stop. The listing after it reads them all. */
+        if (u->pid1_reloading)
+                return 0;
         /* Unloaded: asking about it would load it again. */
         if (sd_bus_message_read(m, "so", &unit, NULL) >= 0 && (d = find(u, unit)) && d->running && !d->slot)
                 update(u, d, false, &(struct files) { .fragment = "" });
@@ -462,8 +474,11 @@ static int on_reloading(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         int active;
 
         (void) ret_error;
+        if (sd_bus_message_read(m, "b", &active) < 0)
+                return 0;
+        u->pid1_reloading = active;
         /* After daemon-reload: unit files and drop-ins may have changed. */
-        if (sd_bus_message_read(m, "b", &active) >= 0 && !active && list_units(u) < 0)
+        if (!active && list_units(u) < 0)
                 log_error("units: cannot list the units after daemon-reload");
         return 0;
 }

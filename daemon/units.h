@@ -7,7 +7,9 @@
  * PID 1's signals, never by polling it: JobRemoved (a unit started or
  * stopped), PropertiesChanged ActiveState (a service whose process exited
  * stops without a job), UnitNew/UnitRemoved, Reloading (daemon-reload:
- * files may have changed). For a unit that runs, the files PID 1 names
+ * files may have changed; in between, PID 1 unloads every unit, which is
+ * no stop). No answer from PID 1 is no stop either: the unit is asked
+ * again. For a unit that runs, the files PID 1 names
  * (FragmentPath, DropInPaths) are read and their [X-Cosched] sections
  * parsed by config.c into one group named after the unit, handed to the
  * manager for the same placement and apply as coschedd.conf's groups.

@@ -30,8 +30,14 @@
  *                      AllowedCPUs=, PropertiesChanged ActiveState, JobRemoved)
  *   stop UNIT          it stops (PropertiesChanged, JobRemoved)
  *   exit UNIT          its process exits: it stops without a job
- *   reload             daemon-reload (Reloading true, then false)
+ *   touch UNIT         PropertiesChanged ActiveState, no change (PID 1 sends
+ *                      one whenever a unit's properties change)
+ *   reload             daemon-reload as PID 1 does it: Reloading true, every
+ *                      unit unloaded (UnitRemoved) and loaded again (UnitNew,
+ *                      PropertiesChanged), Reloading false
  *   remove UNIT        UnitRemoved
+ * Like the kernel, it refuses (ENOSPC) to empty the cpuset.cpus of an active
+ * unit that had CPUs: systemd's reset of AllowedCPUs= fails there.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -106,6 +112,19 @@ static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *e) 
         return sd_bus_reply_method_return(m, NULL);
 }
 
+/* The kernel keeps a cgroup with tasks on some CPUs: an empty cpuset.cpus
+ * is refused there (ENOSPC) once it had CPUs. Here: an active unit. */
+static int write_cpus(const char *path, const char *list) {
+        char *cur = NULL;
+        bool had;
+
+        had = read_file_str(path, &cur) >= 0 && strstrip(cur)[0];
+        free(cur);
+        if (had && !strcmp(list, "\n"))
+                return -ENOSPC;
+        return write_file_str(path, list);
+}
+
 /* What systemd does when it gets to the unit: AllowedCPUs= into cpuset.cpus. */
 static void realize(struct unit *u) {
         char path[4096], list[4096], *level = NULL;
@@ -116,7 +135,7 @@ static void realize(struct unit *u) {
         cpuset_format(&u->allowed, list, sizeof(list));
         snprintf(path, sizeof(path), "%s%s/cpuset.cpus", cg_root, u->cgroup);
         strcat(list, "\n");
-        r = write_file_str(path, list);
+        r = write_cpus(path, list);
         fprintf(logf, "realized %s AllowedCPUs=%s: %s, cpu.scheduled was %s\n", u->name, strstrip(list),
                 r < 0 ? strerror(-r) : "written", level ? strstrip(level) : "-");
         fflush(logf);
@@ -354,8 +373,18 @@ static int method_list_units(sd_bus_message *m, void *userdata, sd_bus_error *e)
         return r;
 }
 
+static void unit_signals(struct unit *u, const char *member, bool job);
+
+/* PID 1 serializes, frees every unit (UnitRemoved, running ones too) and
+ * loads them again (UnitNew, then their properties) before it says done. */
 static void emit_reloading(void) {
         sd_bus_emit_signal(bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "Reloading", "b", 1);
+        for (int i = 0; i < nunits; i++)
+                unit_signals(&units[i], "UnitRemoved", false);
+        for (int i = 0; i < nunits; i++) {
+                unit_signals(&units[i], "UnitNew", false);
+                unit_signals(&units[i], "PropertiesChanged", false);
+        }
         sd_bus_emit_signal(bus, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "Reloading", "b", 0);
 }
 
@@ -435,7 +464,9 @@ static void command(char *line) {
                 free(u->cgroup);
                 u->cgroup = strdup("");
                 unit_signals(u, "PropertiesChanged", !strcmp(verb, "stop"));
-        } else if (!strcmp(verb, "remove"))
+        } else if (!strcmp(verb, "touch"))
+                unit_signals(u, "PropertiesChanged", false);
+        else if (!strcmp(verb, "remove"))
                 unit_signals(u, "UnitRemoved", false);
 }
 

@@ -8,8 +8,11 @@
 # daemon set reset) and a pending group takes its CPUs; a drop-in edited
 # before daemon-reload re-places it; a bad line is that unit's error with
 # file:line; coschedd.conf wins over a unit's section; an idle daemon
-# makes no calls to PID 1; a restart keeps units where they were.
-# coschedctl enable/disable write and remove the drop-in.
+# makes no calls to PID 1; a restart keeps units where they were; a
+# daemon-reload (every unit unloaded and loaded again) or a PID 1 that does
+# not answer is no stop. coschedctl enable/disable write and remove the
+# drop-in; a unit released while it runs is widened to its parent's CPUs
+# where systemd's reset cannot empty its cpuset.cpus.
 cd "$(dirname "$0")/.." || exit 1
 if ! command -v dbus-daemon >/dev/null 2>&1; then
         echo "FAIL daemon/units (dbus-daemon not installed: run make deps)"
@@ -44,6 +47,8 @@ for cg in /db.slice /system.slice/web.service /system.slice/big.service /system.
         : > $T/cg$cg/cpuset.cpus
         echo 0 > $T/cg$cg/cpu.scheduled
 done
+echo 0-7 > $T/cg/cpuset.cpus.effective
+echo 0-7 > $T/cg/system.slice/cpuset.cpus.effective
 
 # Unit files as systemd would find them (FragmentPath, DropInPaths).
 U=$T/root/etc/systemd/system
@@ -192,6 +197,40 @@ if [ "$(grep -c '^SetUnitProperties' $T/mock.log)" = "$n" ] && [ "$(st big.servi
         pass units-restart-keeps-placement
 else failt units-restart-keeps-placement "$(tail -n +1 $T/mock.log | grep '^SetUnitProperties' | tail -3 | tr '\n' '|') $(st big.service)"; fi
 
+# daemon-reload with nothing changed: PID 1 unloads and reloads every
+# unit (UnitRemoved, UnitNew) between Reloading true and false. That is no
+# stop: big.service keeps its group, coscheduled throughout, and nothing is
+# asked of PID 1 but the listing and the units' properties.
+n=$(grep -c '^SetUnitProperties' $T/mock.log)
+l=$(grep -c '^call ListUnits' $T/mock.log)
+: > $T/sched.log
+( while [ ! -e $T/sched.stop ]; do sched /system.slice/big.service >> $T/sched.log; sleep 0.01; done ) &
+SAMPLER=$!
+ctl reload
+waitfor '[ "$(grep -c "^call ListUnits" $T/mock.log)" -gt "$l" ]'
+sleep 1
+touch $T/sched.stop; wait $SAMPLER
+if [ "$(grep -c '^SetUnitProperties' $T/mock.log)" = "$n" ] && [ "$(sort -u $T/sched.log | tr '\n' ' ')" = "1 " ] &&
+   ! grep -q "big.service stopped\|released big.service" $T/d.log && [ "$(st big.service)" = "placed " ] &&
+   [ "$(cpus /system.slice/big.service)" = "2-3" ]; then
+        pass "units-reload-is-no-stop ($(wc -l < $T/sched.log) samples of cpu.scheduled, all 1)"
+else failt units-reload-is-no-stop "cpu.scheduled seen: $(sort $T/sched.log | uniq -c | tr '\n' ' '); $(grep 'big.service' $T/d.log | tail -3 | tr '\n' '|')"; fi
+
+# PID 1 does not answer (a daemon-reload under load takes seconds): a
+# GetAll that times out is no stop either; the daemon asks again.
+kill -USR1 $MOCKPID
+ctl touch big.service
+waitfor 'grep -q "did not answer about big.service" $T/d.log'
+kill -USR2 $MOCKPID
+g=$(grep -c '^call GetAll /org/freedesktop/systemd1/unit/big_2eservice' $T/mock.log)
+waitfor '[ "$(grep -c "^call GetAll /org/freedesktop/systemd1/unit/big_2eservice" $T/mock.log)" -gt "$g" ]'
+sleep 0.5
+if grep -q "did not answer about big.service in 5s; it stays as it was, asking again" $T/d.log &&
+   ! grep -q "big.service stopped\|released big.service" $T/d.log && [ "$(st big.service)" = "placed " ] &&
+   [ "$(cpus /system.slice/big.service) $(sched /system.slice/big.service)" = "2-3 1" ]; then
+        pass units-no-answer-is-no-stop
+else failt units-no-answer-is-no-stop "$(grep 'big.service' $T/d.log | tail -3 | tr '\n' '|') $(st big.service)"; fi
+
 # Its process exits: a stop without a job (PropertiesChanged only). The
 # CPUWeight=100 an earlier run set is reset too.
 ctl exit big.service
@@ -225,12 +264,18 @@ if [ "$rc $rc2 $rc3" = "2 2 2" ] && [ "$(cat $U/new.service.d/50-cosched.conf)" 
    echo "$out3" | grep -q "only services, scopes and slices"; then
         pass ctl-enable-refuses-bad-values
 else failt ctl-enable-refuses-bad-values "$rc $rc2 $rc3: $out | $out2 | $out3"; fi
-# --reload asks PID 1 to reload, which the daemon follows.
+# --reload asks PID 1 to reload, which the daemon follows. The unit runs
+# on: systemd's reset of AllowedCPUs= cannot empty its cpuset.cpus (the
+# kernel keeps a cgroup with tasks on some CPUs), so the daemon widens it
+# to its parent's.
 out=$(./coschedctl disable --root=$T/root --reload new.service 2>&1); rc=$?
 if [ $rc = 0 ] && [ ! -e $U/new.service.d ] && grep -q '^Reload$' $T/mock.log &&
-   waitfor '! $C status | grep -q "^new.service "' && [ "$(sched /system.slice/new.service)" = 0 ]; then
+   waitfor '! $C status | grep -q "^new.service "' && [ "$(sched /system.slice/new.service)" = 0 ] &&
+   waitfor '[ "$(cpus /system.slice/new.service)" = 0-7 ]' &&
+   grep -q '^realized new.service AllowedCPUs=: No space left on device' $T/mock.log &&
+   grep -q "released new.service; .* widened /system.slice/new.service to its parent's CPUs 0-7" $T/d.log; then
         pass ctl-disable-removes-and-releases
-else failt ctl-disable-removes-and-releases "rc=$rc $out; $($C status | grep new)"; fi
+else failt ctl-disable-removes-and-releases "rc=$rc $out; $($C status | grep new); cpus $(cpus /system.slice/new.service); $(grep 'new.service' $T/d.log | tail -2 | tr '\n' '|')"; fi
 out=$(./coschedctl disable --root=$T/root new.service 2>&1); rc=$?
 out2=$(./coschedctl disable --root=$T/root --cpus 2 new.service 2>&1); rc2=$?
 out3=$(./coschedctl status --level core 2>&1); rc3=$?
