@@ -10,6 +10,11 @@
 #                             test TESTS=60-bandwidth); it shares the
 #                             patched flavour's tree and build folder, so
 #                             it costs an incremental build each way
+#   kernel/build.sh plant-NAME the series plus kernel/plants/NAME.patch, a
+#                             bug planted on purpose to show that a test
+#                             catches it (KERNEL=plant-NAME make test
+#                             TESTS=80-stress); same tree and build folder
+#                             as without-N
 #
 # The source tree is a git repository in the cache: a pristine commit of
 # the tarball, then one commit per patch.  When the series changes the tree
@@ -20,9 +25,11 @@ set -euo pipefail
 
 FLAVOUR=${1:?usage: kernel/build.sh patched|stock|cosched-n|without-N}
 DROP=
+PLANT=
 case $FLAVOUR in
 patched|stock|cosched-n) ;;
 without-[1-9]|without-[1-9][0-9]) DROP=${FLAVOUR#without-} ;;
+plant-[a-z0-9-]*) PLANT=${FLAVOUR#plant-} ;;
 *) echo "kernel: unknown flavour '$FLAVOUR'" >&2; exit 2;;
 esac
 
@@ -30,7 +37,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
 TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 TREE=$FLAVOUR
-[ -z "$DROP" ] || TREE=patched	# without-N: the patched tree and build
+[ -z "$DROP$PLANT" ] || TREE=patched	# without-N, plant-NAME: the patched tree and build
 SRC=$CACHE/src-$TREE
 BUILD=$CACHE/build-$TREE
 OUT=$CACHE/out/$FLAVOUR
@@ -60,14 +67,17 @@ tar_id=$(stat -c '%s-%Y' "$TARBALL")
 # The patches this flavour applies, in order.
 series_list() {
 	grep -v '^\s*\(#\|$\)' "$HERE/series" | awk -v d="${DROP:-0}" 'NR != d'
+	[ -z "$PLANT" ] || echo "../plants/$PLANT.patch"
 }
+[ -z "$PLANT" ] || [ -r "$HERE/plants/$PLANT.patch" ] ||
+	{ echo "kernel: no kernel/plants/$PLANT.patch" >&2; exit 2; }
 if [ -n "$DROP" ]; then
 	[ "$(grep -cv '^\s*\(#\|$\)' "$HERE/series")" -ge "$DROP" ] ||
 		{ echo "kernel: the series has no patch $DROP" >&2; exit 2; }
 fi
 if [ "$FLAVOUR" != stock ]; then
 	series_id=$(cd "$HERE" && {
-		if [ -z "$DROP" ]; then cat series; else series_list; fi
+		if [ -z "$DROP$PLANT" ]; then cat series; else series_list; fi
 		series_list | sed 's|^|patches/|' | xargs -r cat
 	} | sha256sum | cut -c1-16)
 else
@@ -99,7 +109,7 @@ apply_series() {
 	local idx="$SRC/.git/cosched-index"
 
 	[ "$FLAVOUR" != stock ] || series=/dev/null
-	[ -z "$DROP" ] || series=<(series_list)
+	[ -z "$DROP$PLANT" ] || series=<(series_list)
 	head=$(git -C "$SRC" rev-parse pristine)
 	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
 	while read -r p; do
@@ -118,7 +128,7 @@ apply_series() {
 	rm -f "$idx"
 	git -C "$SRC" checkout -q -f --detach "$head"
 	git -C "$SRC" tag -f series "$head" >/dev/null
-	echo "kernel: applied $n patches${DROP:+ (all but patch $DROP)}"
+	echo "kernel: applied $n patches${DROP:+ (all but patch $DROP)}${PLANT:+ (the last one the plant $PLANT)}"
 }
 
 t0=$(date +%s)

@@ -10,8 +10,9 @@
 #   PEER_REPORT=DIR  no builds or boots: write the files again from an
 #                    earlier run's raw results ($COSCHED_CACHE/peer-baseline/*)
 #
-# Every boot has cosched.corehold=0 (no core cookie held: core scheduling
-# is off unless a suite makes a cookie, as cs_prctl_test does).  A test
+# Every boot holds core scheduling on from boot (the guest runner's
+# corehold, as in 70/71/72): cs_prctl_test would otherwise flip its static
+# key many times, and multi-threaded TCG dies of that now and then.  A test
 # whose result differs between boots of one kernel is recorded with every
 # result seen ("fail|pass 1/3,2/3"); any of them matches later.  Exits
 # non-zero if a boot gave no results or the =n results differ from stock.
@@ -80,7 +81,7 @@ for ((i = 1; i <= BOOTS; i++)); do
 		for try in 1 2; do
 			echo "peer-baseline: $fl boot $i$([ "$try" = 1 ] || echo " (again)")"
 			TIMEOUT=1200 "$TOP/scripts/boot-guest.sh" test "$fl" "$dir" \
-				cosched.tests=peer-measure cosched.corehold=0
+				cosched.tests=peer-measure
 			# A guest that died before the runner started (the TCG
 			# text-patching deaths run.sh retries too) or in the
 			# middle of the suites is booted once more; say so.

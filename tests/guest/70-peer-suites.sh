@@ -1,16 +1,18 @@
 #!/bin/bash
 # timeout: 600
-# boot: cosched_max_level=0 cosched.corehold=0
+# boot: cosched_max_level=0
 # Issue 12 point 1: the kernel's own selftests (tests/peer-build.sh:
 # cgroup test_cpu, test_cpuset_prs.sh, test_core, test_freezer, test_kill;
 # sched cs_prctl_test) on the patched kernel with the feature unused:
-# cosched_max_level=0 (the default) and no core cookie held by the runner
-# (cosched.corehold=0; cs_prctl_test makes cookies of its own, as on
-# stock).  Each test's result must be one the stock kernel gave in the
+# cosched_max_level=0 (the default).  Each test's result must be one the stock kernel gave in the
 # recorded baseline (tests/peer-baseline/stock.txt, re-measured by make
 # peer-baseline, which also records the CONFIG_COSCHEDULING=n kernel); a
-# test that fails on stock too is listed with its stock result.  Shares
-# its boot with 45-maxlevel0 (same boot line).
+# test that fails on stock too is listed with its stock result.
+# Core scheduling is held on from boot by the runner's corehold (one
+# cookie on a task that never runs), here and in make peer-baseline's stock
+# and =n boots alike: cs_prctl_test switches it on and off many times, and
+# multi-threaded TCG died of a stale int3 while the kernel patched that
+# static key in 2 of 2 runs of this boot on 2026-12-04 (qemu-facts.md).
 . "$(dirname "$0")/lib.sh"
 TEST_NAME=70-peer-suites	# no test_init: the suites make their own cgroups
 P=$(dirname "$0")
@@ -20,7 +22,7 @@ log "# cmdline: $(cat /proc/cmdline)"
 hold=$(corehold_state)
 ml=$(cat "$COSCHED_SYSFS/max_level" 2>/dev/null || echo missing)
 check_eq "max_level (feature unused)" "$ml" 0
-check_eq "core cookie holder (cosched.corehold=0)" "$hold" off
+check_eq "core scheduling held on from boot (corehold)" "$([[ $hold == held* ]] && echo yes || echo "no: $hold")" yes
 
 t0=$(date +%s)
 # test_cpuset_prs.sh is left to make peer-baseline: under TCG it runs

@@ -122,10 +122,16 @@ cosched_poll_window() {
 
 # schedstats_set 0|1: core scheduling's forced-idle accounting with
 # /proc/sys/kernel/sched_schedstats = 0 (restored on exit).
+# A value already set is not written again: a change flips the schedstats
+# static key at runtime, which multi-threaded TCG sometimes does not survive.
 schedstats_set() {
 	local f=/proc/sys/kernel/sched_schedstats
 	[ -e "$f" ] || { log "# $f missing"; return 1; }
-	set_restore "$f" "$1" && log "# $f := $1 for this test (was ${RESTORE_VALUES[-1]})"
+	if [ "$(cat "$f")" = "$1" ]; then
+		log "# $f is $1 already (not written)"
+		return 0
+	fi
+	set_restore "$f" "$1" && log "# $f := $1 for this test (was ${RESTORE_VALUES[-1]}; a runtime static-key flip)"
 }
 
 # corehold_state: what the guest runner's corehold does in this boot

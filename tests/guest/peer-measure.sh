@@ -2,7 +2,7 @@
 # timeout: 900
 # Not a test: make peer-baseline (tests/peer-baseline.sh) boots the stock
 # and the CONFIG_COSCHEDULING=n kernels with cosched.tests=peer-measure
-# cosched.corehold=0 and collects peer-results.txt (peer-suites.sh's result
+# (core scheduling held on from boot by corehold, as in 70-72) and collects peer-results.txt (peer-suites.sh's result
 # lines) and peer-kernel.txt from the results folder.
 R=${COSCHED_RESULTS:?}
 {
