@@ -109,7 +109,11 @@ apply_series() {
 	local idx="$SRC/.git/cosched-index"
 
 	[ "$FLAVOUR" != stock ] || series=/dev/null
-	[ -z "$DROP$PLANT" ] || series=<(series_list)
+	# (a file: a <(...) given to a plain assignment is closed at once)
+	if [ -n "$DROP$PLANT" ]; then
+		series=$CACHE/series-$FLAVOUR
+		series_list > "$series"
+	fi
 	head=$(git -C "$SRC" rev-parse pristine)
 	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
 	while read -r p; do
