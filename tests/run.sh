@@ -161,18 +161,18 @@ for key in "${order[@]}"; do
 	# in all: two early deaths in a row were seen (an int3 at corehold,
 	# then a reset at 1 s); the last one counts.
 	# A crash after the test runner started is retried only if its first
-	# splat is that int3 trap, once per boot (INT3_TRIES=1): the boots
-	# with cosched.corehold=0 let the peer suites (cs_prctl_test,
-	# test_core) switch core scheduling on and off at runtime, as on
-	# stock, and CI saw one die so (int3 in raw_spin_rq_unlock, the
-	# sched_core key).  Any other splat, or a second int3, counts.
+	# splat is that int3 trap, at most INT3_TRIES (1) times per boot: a
+	# test that flips a static key at runtime can die so (CI saw the peer
+	# suites' cs_prctl_test do it in a boot without corehold: an int3 in
+	# raw_spin_rq_unlock, the sched_core key; they now run with corehold).
+	# Any other splat, or one int3 too many, counts.
 	try=1 late=0
 	while [ -e "$dir/error" ]; do
 		if grep -q '^cosched: guest runner started' "$dir/console.log"; then
 			first=$(grep -aE "$BAD|int3: 0000" "$dir/console.log" | head -1)
 			[[ $first == *'int3: 0000'* ]] && [ $late -lt "${INT3_TRIES:-1}" ] || break
 			late=$((late + 1))
-			echo "note: boot $boot died after its tests started from an int3 trap (TCG text-patching race: a static key flipped at runtime, qemu-facts.md): '$(echo "$first" | cut -c1-80)'; booting again (once), the dead boot kept in $dir.late$late"
+			echo "note: boot $boot died after its tests started from an int3 trap (TCG text-patching race: a static key flipped at runtime, qemu-facts.md): '$(echo "$first" | cut -c1-80)'; booting again, the dead boot kept in $dir.late$late"
 			mv "$dir" "$dir.late$late"
 			mkdir -p "$dir"
 			boot_guest

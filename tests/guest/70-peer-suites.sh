@@ -4,10 +4,11 @@
 # Issue 12 point 1: the kernel's own selftests (tests/peer-build.sh:
 # cgroup test_cpu, test_cpuset_prs.sh, test_core, test_freezer, test_kill;
 # sched cs_prctl_test) on the patched kernel with the feature unused:
-# cosched_max_level=0 (the default).  Each test's result must be one the stock kernel gave in the
-# recorded baseline (tests/peer-baseline/stock.txt, re-measured by make
-# peer-baseline, which also records the CONFIG_COSCHEDULING=n kernel); a
-# test that fails on stock too is listed with its stock result.
+# cosched_max_level=0 (the default).  Each test's result must be one the
+# stock kernel gave in the recorded baseline (tests/peer-baseline/stock.txt,
+# re-measured by make peer-baseline, which also records the
+# CONFIG_COSCHEDULING=n kernel); a test that fails on stock too is listed
+# with its stock result.
 # Core scheduling is held on from boot by the runner's corehold (one
 # cookie on a task that never runs), here and in make peer-baseline's stock
 # and =n boots alike: cs_prctl_test switches it on and off many times, and
