@@ -6,6 +6,7 @@
 #   make run      boot the patched kernel to a root login on this terminal
 #   make bench    stock vs patched, coscheduled vs not: rates and ratios
 #   make peer-baseline   re-measure the peer suites' stock and =n baseline
+#   make soak     the stress and hostile-input tests on a KASAN kernel, SOAK s
 #
 # KERNEL=stock runs demo/test/run on the unpatched kernel (same config).
 
@@ -13,7 +14,7 @@ COSCHED_CACHE ?= $(HOME)/.cache/cosched
 KERNEL ?= patched
 export COSCHED_CACHE KERNEL
 
-.PHONY: all deps kernel kernel-patched kernel-stock image run demo test bench peer-baseline \
+.PHONY: all deps kernel kernel-patched kernel-stock image run demo test bench peer-baseline soak \
 	check-host check-series daemon clean distclean help
 
 all: kernel image
@@ -58,6 +59,13 @@ peer-baseline: deps
 
 check-host:
 	@GUEST=0 tests/run.sh
+
+# The debug-kernel soak with KASAN (kernel/build.sh kasan: a full build of
+# its own the first time, about 45 minutes here, so make test does not
+# build it): 80-stress for SOAK seconds (default 600) and 81-hostile.
+SOAK ?= 600
+soak: deps
+	@KERNEL=kasan TESTS="80-stress 81-hostile" SOAK=$(SOAK) tests/run.sh
 
 # checkpatch.pl and a compile of the touched directories at every patch,
 # with CONFIG_COSCHEDULING=y and =n (several minutes).

@@ -5,6 +5,10 @@
 #   kernel/build.sh stock     the same tree, no patches, identical config
 #   kernel/build.sh cosched-n the patched tree with CONFIG_COSCHEDULING=n
 #                             (only make peer-baseline builds it)
+#   kernel/build.sh kasan     the patched tree (a copy of its own) with
+#                             CONFIG_KASAN on top of the debug config, for
+#                             the stress soak (make soak); never built by
+#                             make test: cold, it costs a full build
 #   kernel/build.sh without-N the series without its Nth patch, to show
 #                             that a fix matters (KERNEL=without-2 make
 #                             test TESTS=60-bandwidth); it shares the
@@ -23,11 +27,11 @@
 # Output: $COSCHED_CACHE/out/<flavour>/{bzImage,release,version}.
 set -euo pipefail
 
-FLAVOUR=${1:?usage: kernel/build.sh patched|stock|cosched-n|without-N}
+FLAVOUR=${1:?usage: kernel/build.sh patched|stock|cosched-n|kasan|without-N|plant-NAME}
 DROP=
 PLANT=
 case $FLAVOUR in
-patched|stock|cosched-n) ;;
+patched|stock|cosched-n|kasan) ;;
 without-[1-9]|without-[1-9][0-9]) DROP=${FLAVOUR#without-} ;;
 plant-[a-z0-9-]*) PLANT=${FLAVOUR#plant-} ;;
 *) echo "kernel: unknown flavour '$FLAVOUR'" >&2; exit 2;;
@@ -155,6 +159,7 @@ if [ "$FLAVOUR" = cosched-n ]; then
 	echo '# CONFIG_COSCHEDULING is not set' > "$BUILD/cosched-n.config"
 	FRAGMENTS="$FRAGMENTS $BUILD/cosched-n.config"
 fi
+[ "$FLAVOUR" != kasan ] || FRAGMENTS="$FRAGMENTS $HERE/config/kasan.config"
 make -s -C "$SRC" O="$BUILD/cfg" defconfig >/dev/null
 "$SRC/scripts/kconfig/merge_config.sh" -m -O "$BUILD/cfg" "$BUILD/cfg/.config" \
 	"$SRC/kernel/configs/kvm_guest.config" $FRAGMENTS >/dev/null
@@ -167,8 +172,11 @@ for sym in MODULES VIRTIO_BLK EXT4_FS NET_9P_VIRTIO SCHED_SMT CGROUP_SCHED; do
 	grep -qx "CONFIG_$sym=y" "$BUILD/.config" || [ $sym = MODULES ] ||
 		die "config lost CONFIG_$sym=y (check kernel/config/)"
 done
-if [ "$FLAVOUR" = patched ] && grep -q 'config COSCHEDULING' "$SRC/init/Kconfig" "$SRC"/kernel/Kconfig.* 2>/dev/null; then
+if { [ "$FLAVOUR" = patched ] || [ "$FLAVOUR" = kasan ]; } && grep -q 'config COSCHEDULING' "$SRC/init/Kconfig" "$SRC"/kernel/Kconfig.* 2>/dev/null; then
 	grep -qx 'CONFIG_COSCHEDULING=y' "$BUILD/.config" || die "CONFIG_COSCHEDULING did not stick"
+fi
+if [ "$FLAVOUR" = kasan ]; then
+	grep -qx 'CONFIG_KASAN=y' "$BUILD/.config" || die "kasan: CONFIG_KASAN did not stick"
 fi
 if [ "$FLAVOUR" = cosched-n ]; then
 	grep -qx '# CONFIG_COSCHEDULING is not set' "$BUILD/.config" ||

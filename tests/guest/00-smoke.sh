@@ -31,6 +31,14 @@ ctrl=$(cat /sys/fs/cgroup/cgroup.controllers)
 check "cpu controller available ($ctrl)" grep -qw cpu /sys/fs/cgroup/cgroup.controllers
 check "cpuset controller available" grep -qw cpuset /sys/fs/cgroup/cgroup.controllers
 
+# The span nodes of the levels above the core are built only when
+# cosched_max_level= asks for such a level (12-levels-boot checks them).
+ml=$(sed -n 's/.*cosched_max_level=\([0-9]*\).*/\1/p' /proc/cmdline)
+if [ "${ml:-0}" -le 1 ]; then
+	n=$(dmesg | grep -c 'cosched: level [0-9]')
+	check "no span nodes at cosched_max_level=${ml:-unset} ($n level lines)" test "$n" -eq 0
+fi
+
 state=$(systemctl is-active multi-user.target)
 check "systemd reached multi-user.target ($state)" test "$state" = active
 failed_units=$(systemctl --failed --no-legend --plain | awk '{print $1}' | paste -sd' ')
