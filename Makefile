@@ -61,7 +61,7 @@ check-host:
 	@GUEST=0 tests/run.sh
 
 # The debug-kernel soak with KASAN (kernel/build.sh kasan: a full build of
-# its own the first time, about 45 minutes here, so make test does not
+# its own the first time, 34 minutes here, so make test does not
 # build it): 80-stress for SOAK seconds (default 600) and 81-hostile.
 SOAK ?= 600
 soak: deps
