@@ -84,7 +84,7 @@ for i in "${!expect[@]}"; do
 	check_eq "level line $((i + 2))" "${got[$i]:-missing}" "${expect[$i]}"
 done
 
-ml=$(cat "$COSCHED_SYSFS/max_level" 2>/dev/null || echo missing)
+ml=$(rd "$COSCHED_SYSFS/max_level")
 check_eq "max_level (levels above 1 not schedulable yet)" "$ml" 1
 
 finish "$(printf '%s; ' "${got[@]}" | sed 's/cosched: //g; s/; $//') (sysfs: $(printf '%s; ' "${expect[@]}" | sed 's/cosched: //g; s/; $//')), max_level $ml"
