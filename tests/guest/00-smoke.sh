@@ -37,6 +37,8 @@ ml=$(sed -n 's/.*cosched_max_level=\([0-9]*\).*/\1/p' /proc/cmdline)
 if [ "${ml:-0}" -le 1 ]; then
 	n=$(dmesg | grep -c 'cosched: level [0-9]')
 	check "no span nodes at cosched_max_level=${ml:-unset} ($n level lines)" test "$n" -eq 0
+	[ ! -d /sys/kernel/cosched ] ||
+		check "no levels/2 in sysfs at cosched_max_level=${ml:-unset}" test ! -e /sys/kernel/cosched/levels/2
 fi
 
 state=$(systemctl is-active multi-user.target)

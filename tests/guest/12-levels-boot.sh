@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 60
+# timeout: 180
 # boot: cosched_max_level=8
 # Issue 10 point 1, first step: the span nodes of the levels above the
 # core, built at boot when cosched_max_level= asks for a level above 1.
@@ -11,6 +11,12 @@
 # machine, package, llc, cluster it equals), and compares them line by
 # line.  On the test guest (2 packages of 2 cores of 2 threads): level 2
 # package (2 spans of 4 CPUs), level 3 machine (1 span of 8).  The
+# kernel's /sys/kernel/cosched/levels/N (name, spans, leaders) must say
+# the same, and each span's leader must be its highest online CPU, also
+# while CPUs go offline and come back: the leaders of both levels (7),
+# then a leader of package 0 (3), then all of package 1 one by one, then
+# all back (the SMT core 0-1 stays whole: no static key is flipped), and
+# unchanged by a cpuset partition of CPUs 6-7 (domains rebuilt).  The
 # levels are not schedulable yet: max_level stays 1 (checked).  That no
 # nodes are built below cosched_max_level=2 is checked by 00-smoke, which
 # boots with cosched_max_level=1.
@@ -62,6 +68,7 @@ width() {
 }
 
 declare -A span
+declare -a names spans
 for k in smt cluster llc package machine; do span[$k]=$(level_of $k); done
 for k in smt cluster llc package machine; do log "# sysfs $k spans: ${span[$k]}"; done
 
@@ -74,6 +81,8 @@ for k in cluster llc package machine; do
 	done
 	level=$((level + 1))
 	expect+=("cosched: level $level $name: $(width "${span[$k]}")")
+	names[level]=$name
+	spans[level]=${span[$k]}
 	below=${span[$k]}
 done
 
@@ -87,4 +96,99 @@ done
 ml=$(rd "$COSCHED_SYSFS/max_level")
 check_eq "max_level (levels above 1 not schedulable yet)" "$ml" 1
 
-finish "$(printf '%s; ' "${got[@]}" | sed 's/cosched: //g; s/; $//') (sysfs: $(printf '%s; ' "${expect[@]}" | sed 's/cosched: //g; s/; $//')), max_level $ml"
+# expand LIST: one CPU number per line.  compress: back to a CPU list.
+expand() {
+	echo "$1" | tr ',' '\n' | awk -F- '{ e = $2 == "" ? $1 : $2
+		for (i = $1; i <= e; i++) print i }'
+}
+compress() {
+	sort -n | awk 'NR == 1 { a = b = $1; next }
+		$1 == b + 1 { b = $1; next }
+		{ o = o (o == "" ? "" : ",") (a == b ? a : a "-" b); a = b = $1 }
+		END { if (NR) print o (o == "" ? "" : ",") (a == b ? a : a "-" b) }'
+}
+
+# want LEVEL: "spans | leaders" the kernel should show now: the level's
+# spans (from the topology files above) cut to the online CPUs, in order
+# of their first CPU, a span with no CPU online left out, each led by its
+# highest online CPU.
+want() {
+	local online s cut sp='' ld=''
+	online=$(expand "$(cat $SYS/online)")
+	for s in $(echo "${spans[$1]}" | tr ' ' '\n' | sort -n); do
+		cut=$(comm -12 <(expand "$s" | sort) <(echo "$online" | sort) |
+			compress)
+		[ -n "$cut" ] || continue
+		sp+="${sp:+ }$cut"
+		ld+="${ld:+ }$(expand "$cut" | sort -n | tail -1)"
+	done
+	echo "$sp | $ld"
+}
+
+# shown LEVEL: the same, as the kernel shows it.
+shown() {
+	local d=$COSCHED_SYSFS/levels/$1
+	echo "$(paste -sd' ' "$d/spans" 2>/dev/null) | $(paste -sd' ' "$d/leaders" 2>/dev/null)"
+}
+
+# check_levels WHEN: name (once), spans and leaders of every level >= 2.
+check_levels() {
+	local l
+	for l in $(seq 2 $((${#expect[@]} + 1))); do
+		[ "$1" != boot ] ||
+			check_eq "levels/$l/name" "$(rd "$COSCHED_SYSFS/levels/$l/name")" "${names[l]}"
+		check_eq "levels/$l spans | leaders, $1" "$(shown "$l")" "$(want "$l")"
+	done
+}
+
+# set_online CPU 0|1, waiting for the file to say so.
+set_online() {
+	echo "$2" > "$SYS/cpu$1/online" ||
+		fail "cpu$1/online: cannot write $2"
+	[ "$(cat "$SYS/cpu$1/online")" = "$2" ] ||
+		fail "cpu$1/online: reads $(cat "$SYS/cpu$1/online"), wrote $2"
+}
+
+PART=/sys/fs/cgroup/cosched-12-partition
+restore() {
+	local c
+	for c in $(seq 1 $(($(nproc --all) - 1))); do
+		[ "$(cat "$SYS/cpu$c/online" 2>/dev/null)" = 1 ] || echo 1 > "$SYS/cpu$c/online"
+	done
+	[ ! -d $PART ] || { echo member > $PART/cpuset.cpus.partition; rmdir $PART; }
+}
+trap restore EXIT
+
+check_levels boot
+if [ ${#expect[@]} -ge 1 ] && [ "$(nproc --all)" -ge 8 ]; then
+	last=$(($(nproc --all) - 1))
+	set_online "$last" 0; check_levels "cpu$last offline"
+	set_online 3 0; check_levels "cpu3 offline"
+	for c in $((last - 1)) $((last - 2)) $((last - 3)); do
+		set_online "$c" 0; check_levels "cpu$c offline"
+	done
+	for c in $((last - 3)) $((last - 2)) $((last - 1)) "$last" 3; do
+		set_online "$c" 1; check_levels "cpu$c online"
+	done
+	hot="leaders right through 10 hotplug steps"
+	# A cpuset partition rebuilds the scheduling domains, and
+	# rq_attach_root() takes every runqueue offline and online again:
+	# not hotplug.  The spans follow the hardware, not partitions, so
+	# nothing may change.
+	if grep -qw cpuset /sys/fs/cgroup/cgroup.controllers; then
+		echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control
+		mkdir -p $PART
+		echo "$((last - 1))-$last" > $PART/cpuset.cpus
+		echo root > $PART/cpuset.cpus.partition
+		check_eq "partition $((last - 1))-$last" "$(cat $PART/cpuset.cpus.partition)" root
+		check_levels "in a cpuset partition of $((last - 1))-$last"
+		echo member > $PART/cpuset.cpus.partition
+		rmdir $PART
+		check_levels "partition removed"
+		hot="$hot and a cpuset partition"
+	fi
+else
+	hot="hotplug steps skipped: fewer than 8 CPUs or no level above 1"
+fi
+
+finish "$(printf '%s; ' "${got[@]}" | sed 's/cosched: //g; s/; $//') (sysfs: $(printf '%s; ' "${expect[@]}" | sed 's/cosched: //g; s/; $//')), max_level $ml; levels/N as derived, $hot"
