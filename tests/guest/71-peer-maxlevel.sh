@@ -16,7 +16,7 @@ OUT=/tmp/71-peer-results.txt
 log "# $TEST_NAME on $(uname -r) ($(uname -v)), flavour ${COSCHED_FLAVOUR:-?}"
 log "# cmdline: $(cat /proc/cmdline)"
 hold=$(corehold_state)
-ml=$(cat "$COSCHED_SYSFS/max_level" 2>/dev/null || echo missing)
+ml=$(rd "$COSCHED_SYSFS/max_level")
 top=$(ls "$COSCHED_SYSFS/levels" 2>/dev/null | sort -n | tail -1)
 log "# max_level $ml, levels offered: $(ls "$COSCHED_SYSFS/levels" 2>/dev/null | paste -sd' ')"
 check_gt "max_level (enabled)" "$ml" 0
