@@ -84,7 +84,10 @@ counters() {
 	for k in "${!N[@]}"; do out+=" $k=${N[$k]}"; done
 	printf '%s\n' "$out" | tr ' ' '\n' | sort | tr '\n' ' '
 }
-stopped() { [ -e "$STOP" ]; }
+# Every worker asks this once per round: the time of its last round
+# begun before the stop shows whether it kept going to the end (a worker
+# stuck in the kernel stops asking), whatever TCG made of its round count.
+stopped() { [ -e "$STOP" ] && return 0; N[last]=$EPOCHSECONDS; return 1; }
 # spawn NAME FUNC ARGS: a worker in the background; it writes
 # $REC/NAME when it ends, whatever the way.
 spawn() {
@@ -311,6 +314,7 @@ while [ $((SECONDS - t0)) -lt "$STRESS" ]; do
 	log "# t=$((SECONDS - t0)) s: online $(cat $SYSCPU/online), unexpected $(wc -l < "$UNEXP"), gang $(rd "$T/gang/cpu.scheduled") inner $(rd "$T/gang/inner/cpu.scheduled") other $(rd "$T/other/cpu.scheduled"), load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 touch "$STOP"
+t_stop=$EPOCHSECONDS
 log "# stop after $((SECONDS - t0)) s"
 
 spawned=$(wc -l < "$WORK/spawned")
@@ -354,14 +358,26 @@ sed 's/^/#   /' "$REC"/*
 bad_rc=$(grep -L ' rc=0 ' "$REC"/* 2>/dev/null | xargs -r -n1 basename | tr '\n' ' ')
 check_eq "workers that ended with a failure" "${bad_rc:-none}" none
 
-# Each worker did its job (floors: a stuck worker ends with nothing).
+# Each worker did its job and kept doing it to the end.  The round
+# counts depend on TCG's speed (a cold CI machine ran the forker's 6
+# children 13 times in 150 s, this one 25-78 times): the floors only say
+# that a worker did its job at all, and the last round's time says that
+# it never got stuck.  A round of the slowest worker (the forker, the
+# hotplug cycler) took 12 s at worst: 45 s without a round is stuck.
 rec() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$REC/$1" 2>/dev/null; }
-check_ge "moves" "$(rec mover moves)" 50
-check_ge "flip rounds" "$(rec flipper rounds)" 10
-check_ge "groups created by churn" "$(rec churn created)" 20
+idle_end=
+for f in "$REC"/*; do
+	w=$(basename "$f")
+	last=$(rec "$w" last)
+	[ -n "$last" ] && [ $((t_stop - last)) -le 45 ] || idle_end+="$w(${last:+$((t_stop - last)) s}) "
+done
+check_eq "workers that went a round in the last 45 s before the stop" "${idle_end:-all}" all
+check_ge "moves" "$(rec mover moves)" 20
+check_ge "flip rounds" "$(rec flipper rounds)" 5
+check_ge "groups created by churn" "$(rec churn created)" 15
 check_eq "churn groups removed" "$(rec churn removed)" "$(rec churn created)"
 check_eq "churn tasks reaped (exit 7)" "$(rec churn task_reaped)" "$(rec churn task_spawned)"
-check_ge "forks" "$(rec forker forked)" 100
+check_ge "forks" "$(rec forker forked)" 30
 check_eq "forks reaped (exit 7)" "$(rec forker reaped)" "$(rec forker forked)"
 check_ge "affinity changes" "$(rec affinity set.ok)" 20
 check_ge "cookies created" "$(( $(rec cookies create.ok || echo 0) + 0 ))" 5
