@@ -173,7 +173,7 @@ for key in "${order[@]}"; do
 	# Any other splat, or one int3 too many, counts.
 	try=1 late=0
 	while [ -e "$dir/error" ]; do
-		if grep -q '^cosched: guest runner started' "$dir/console.log"; then
+		if grep -aq 'cosched: guest runner started' "$dir/console.log"; then
 			first=$(grep -aE "$BAD|int3: 0000" "$dir/console.log" | head -1)
 			[[ $first == *'int3: 0000'* ]] && [ $late -lt "${INT3_TRIES:-2}" ] || break
 			late=$((late + 1))
@@ -190,6 +190,8 @@ for key in "${order[@]}"; do
 			why="$why, after corehold began switching core scheduling on"
 		grep -aq 'cosched: bwhold: switching' "$dir/console.log" &&
 			why="$why, after bwhold began switching CFS bandwidth on"
+		grep -aq 'cosched: levelhold: coscheduling' "$dir/console.log" &&
+			why="$why, after levelhold began coscheduling at level 2"
 		grep -aq 'cosched: tracehold: registering' "$dir/console.log" &&
 			why="$why, after tracehold began registering sched_switch probes"
 		echo "note: boot $boot died before the tests started ($why); booting again, try $try kept in $dir.try$try"
