@@ -17,6 +17,9 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$CACHE
 export CCACHE_SLOPPINESS=time_macros,include_file_mtime,include_file_ctime
 TARGETS="kernel/sched/ kernel/fork.o kernel/cgroup/"
 SERIES_ONLY_CHECKPATCH=${SERIES_ONLY_CHECKPATCH:-0}
+# FROM=N: build only from patch N on (the ones changed since a full run);
+# checkpatch still runs on every patch.
+FROM=${FROM:-1}
 
 [ -e "$CACHE/out/patched/config" ] || { echo "FAIL series/setup: run kernel/build.sh patched first"; exit 1; }
 git -C "$SRC" worktree prune
@@ -36,6 +39,7 @@ for c in $(git -C "$SRC" rev-list --reverse pristine..series); do
 		echo "FAIL checkpatch/$n $name (see $CACHE/checkpatch.$n.log)"; fail=1
 	fi
 	[ "$SERIES_ONLY_CHECKPATCH" = 1 ] && continue
+	[ "$n" -ge "$FROM" ] || continue
 	for cos in y n; do
 		B=$CACHE/bisect-build-$cos
 		mkdir -p "$B"

@@ -26,7 +26,8 @@
 # checks the whole boot too), lockdep must still be on at the end
 # (debug_locks 1) and the hung-task detector armed.
 . "$(dirname "$0")/lib.sh"
-test_init 80-stress
+# 82-stress-levels runs this file again at every level (its boot).
+test_init "${STRESS_TEST_NAME:-80-stress}"
 require_cosched
 
 SOAK=${COSCHED_SOAK:-0}
@@ -58,9 +59,10 @@ cg_create other; cg_create churn
 LEAVES=(plain gang/inner gang/innerplain other)
 FLIP=(gang gang/inner other)
 # Nested coscheduled groups may refuse a level (EINVAL wider than the
-# ancestor, EBUSY narrower than a descendant): only with a level above 1.
+# ancestor, EBUSY narrower than a descendant, EOPNOTSUPP above 1 in or
+# around one above 1): only with a level above 1.
 FLIP_OK=ok
-[ "$MAX_LEVEL" -gt 1 ] && FLIP_OK="ok|EINVAL|EBUSY"
+[ "$MAX_LEVEL" -gt 1 ] && FLIP_OK="ok|EINVAL|EBUSY|EOPNOTSUPP|ENOTSUP"
 SCHED_FILE=1
 [ -e "$T/gang/cpu.scheduled" ] || { SCHED_FILE=0; fail "cpu.scheduled missing (stock kernel?)"; }
 
@@ -365,6 +367,16 @@ check_eq "workers that ended with a failure" "${bad_rc:-none}" none
 # it never got stuck.  A round of the slowest worker (the forker, the
 # hotplug cycler) took 12 s at worst: 45 s without a round is stuck.
 rec() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$REC/$1" 2>/dev/null; }
+# Above level 1 a cpu.scheduled write holds cpus_read_lock() and waits
+# until every CPU of the level's spans followed, so it waits behind each
+# CPU hotplug operation (several seconds under TCG with lockdep), and the
+# workers that write levels or move tasks slow down with it: at
+# cosched_max_level=3, 13 hotplug cycles, 4 flip rounds, 19 moves and 15
+# churned groups in 150 s (2026-12-05), against 42-49, 14-19, 52-74 and
+# 40-56 at level 1.  Their floors are a third there: a stuck worker is
+# what the last-round check above catches.
+div=1
+[ "$MAX_LEVEL" -gt 1 ] && div=3
 idle_end=
 for f in "$REC"/*; do
 	w=$(basename "$f")
@@ -372,14 +384,14 @@ for f in "$REC"/*; do
 	[ -n "$last" ] && [ $((t_stop - last)) -le 45 ] || idle_end+="$w(${last:+$((t_stop - last)) s}) "
 done
 check_eq "workers that went a round in the last 45 s before the stop" "${idle_end:-all}" all
-check_ge "moves" "$(rec mover moves)" 20
-check_ge "flip rounds" "$(rec flipper rounds)" 5
-check_ge "groups created by churn" "$(rec churn created)" 15
+check_ge "moves" "$(rec mover moves)" $((20 / div))
+check_ge "flip rounds" "$(rec flipper rounds)" $((5 / div))
+check_ge "groups created by churn" "$(rec churn created)" $((15 / div))
 check_eq "churn groups removed" "$(rec churn removed)" "$(rec churn created)"
 check_eq "churn tasks reaped (exit 7)" "$(rec churn task_reaped)" "$(rec churn task_spawned)"
 check_ge "forks" "$(rec forker forked)" 30
 check_eq "forks reaped (exit 7)" "$(rec forker reaped)" "$(rec forker forked)"
-check_ge "affinity changes" "$(rec affinity set.ok)" 20
+check_ge "affinity changes" "$(rec affinity set.ok)" $((20 / div))
 check_ge "cookies created" "$(( $(rec cookies create.ok || echo 0) + 0 ))" 5
 check_ge "hotplug cycles" "$(rec hotplug cycles)" "$((NCPU - 1))"
 for f in "$REC"/pool*; do

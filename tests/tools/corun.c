@@ -1322,6 +1322,8 @@ static void usage(FILE *f)
 "                      (wakeup latency) are reported\n"
 "  --duration SEC      measurement window (default 10)\n"
 "  --warmup SEC        spin before the window opens (default 0.5)\n"
+"  --setup-timeout SEC  the tasks' setup (cgroup, pinning) must be done in\n"
+"                      this time (default 10)\n"
 "  --gap-us US         a gap longer than this ends a segment (default 50)\n"
 "  --follow-us US      bound on a group's apart intervals (some but not all\n"
 "                      of its tasks ran): longer ones are apart_long_*, the\n"
@@ -1348,6 +1350,7 @@ int main(int argc, char **argv)
 		{ "burst-us", required_argument, NULL, 'B' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "setup-timeout", required_argument, NULL, 'U' },
 		{ "gap-us", required_argument, NULL, 'g' },
 		{ "follow-us", required_argument, NULL, 'F' },
 		{ "max-segments", required_argument, NULL, 'm' },
@@ -1361,7 +1364,7 @@ int main(int argc, char **argv)
 	};
 	static struct task tasks[MAX_TASKS];
 	int ntasks = 0, no_cgroup = 0, c, status = 0;
-	double duration = 10.0, warmup = 0.5, gap_us = 50.0;
+	double duration = 10.0, warmup = 0.5, gap_us = 50.0, setup_s = 10.0;
 	double sleep_us = 1000.0, burst_us = 100.0, follow_us = 1000.0;
 	int sleeper[MAX_TASKS] = { 0 };
 	long max_segs = 262144;
@@ -1396,6 +1399,7 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 		case 'w':
+		case 'U':
 		case 'Z':
 		case 'B':
 		case 'F':
@@ -1410,6 +1414,8 @@ int main(int argc, char **argv)
 				duration = v;
 			else if (c == 'w')
 				warmup = v;
+			else if (c == 'U')
+				setup_s = v;
 			else if (c == 'Z')
 				sleep_us = v;
 			else if (c == 'B')
@@ -1503,7 +1509,8 @@ int main(int argc, char **argv)
 	}
 
 	/* Barrier: every child in its cgroup and pinned, or one failed. */
-	int64_t deadline = now_ns() + 10LL * 1000000000LL;
+	int64_t setup_start = now_ns(), setup_ns;
+	int64_t deadline = setup_start + (int64_t)(setup_s * 1e9);
 
 	while (atomic_load(&sh->ready) + atomic_load(&sh->failed) < ntasks &&
 	       now_ns() < deadline) {
@@ -1521,10 +1528,12 @@ int main(int argc, char **argv)
 				fprintf(stderr, "corun: task %s: %s\n",
 					tasks[i].name, sh->slot[i].err);
 		if (!atomic_load(&sh->failed))
-			fprintf(stderr, "corun: tasks not ready after 10 s\n");
+			fprintf(stderr, "corun: tasks not ready after %g s\n",
+				setup_s);
 		printf("run summary ok=0 error=setup\n");
 		return 1;
 	}
+	setup_ns = now_ns() - setup_start;
 	sh->start_ns = now_ns() + (int64_t)(warmup * 1e9) + 2000000;
 	sh->end_ns = sh->start_ns + (int64_t)(duration * 1e9);
 	atomic_store(&sh->go, 1);
@@ -1726,7 +1735,7 @@ int main(int argc, char **argv)
 	if (tfs.dir)
 		printf(" trace_total_run_us=%.0f trace_events=%ld trace_lost=%"
 		       PRIu64, us(v[2].sum), trace_events, trace_lost);
-	printf(" ok=%d\n", status == 0);
+	printf(" setup_us=%.0f ok=%d\n", setup_ns / 1e3, status == 0);
 	for (int i = 0; i < ntasks; i++) {
 		struct slot *sl = &sh->slot[i];
 		struct rec *r = &sl->rec;
