@@ -16,8 +16,9 @@
 # while CPUs go offline and come back: the leaders of both levels (7),
 # then a leader of package 0 (3), then all of package 1 one by one, then
 # all back (the SMT core 0-1 stays whole: no static key is flipped), and
-# unchanged by a cpuset partition of CPUs 6-7 (domains rebuilt).  The
-# levels are not schedulable yet: max_level stays 1 (checked).  That no
+# unchanged by a cpuset partition of CPUs 6-7 (domains rebuilt).
+# max_level is the highest level built (cosched_max_level=8 clamped to it,
+# with the boot line saying so).  That no
 # nodes are built below cosched_max_level=2 is checked by 00-smoke, which
 # boots with cosched_max_level=1.
 . "$(dirname "$0")/lib.sh"
@@ -94,7 +95,9 @@ for i in "${!expect[@]}"; do
 done
 
 ml=$(rd "$COSCHED_SYSFS/max_level")
-check_eq "max_level (levels above 1 not schedulable yet)" "$ml" 1
+check_eq "max_level (8 clamped to the highest level built)" "$ml" "$((${#expect[@]} + 1))"
+clamp=$(dmesg | grep -o 'cosched: cosched_max_level=8 clamped to [0-9]*' | head -1)
+check_eq "boot line on the clamp" "${clamp:-missing}" "cosched: cosched_max_level=8 clamped to $((${#expect[@]} + 1))"
 
 # expand LIST: one CPU number per line.  compress: back to a CPU list.
 expand() {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 150
+# timeout: 210
 # Fairness and gang as sched-cosched.rst promises them (issue 9 point 5),
 # three cases on the SMT pair CPU 2/3, a coscheduled group G against a
 # plain cgroup P, equal cpu.weight (100/100), all judged on corun's trace
@@ -16,8 +16,9 @@
 #     (the control, same boot), then coscheduled.  w3 asks for ~9% of a
 #     CPU, less than its fair share, so weights give it all it asks: its
 #     run time coscheduled >= 80% of the control's.  The gang runs
-#     together more than in the control, by >= 2 points (under TCG the
-#     followers' lag bounds co-run near 88%, see sched-cosched.rst); w3
+#     together more than in the control, by >= 2 points, the median of 3
+#     alternated pairs (under TCG the followers' lag bounds co-run near
+#     88%, see sched-cosched.rst); w3
 #     never executes at once with the gang.  Wakeups per second and oversleep
 #     (wakeup latency) are printed.
 # (c) a sibling whose best task is the gang's while untagged work is
@@ -95,11 +96,25 @@ check_ge "(b) 1 kHz waker: w3 run time, % of control" "$b_rel" 80
 # Under TCG the followers' lag (a vCPU thread waits for a host CPU) costs
 # the gang 10-12% of co-run at ~500 wakeups/s (sched-cosched.rst, with
 # the numbers): the gang floor here is that coscheduling raises co-run
-# over the control, by 3.5-5 points measured; stock gains nothing.
+# over the control, by 3.5-5 points measured; stock gains nothing.  One
+# pair's gain ranged 0.1-7.8 points over 13 runs (TCG's noise, the
+# control alone 75-87%), so two more pairs run, alternated, and the
+# median gain is checked.
 b_co0=$(t b0 group G all_pct_of_union)
-b_gain=$(f "c - c0" c="$b_co" c0="$b_co0")
+b_gains=("$(f "c - c0" c="$b_co" c0="$b_co0")")
+for r in 2 3; do
+	cg_sched G 0 || [ "$COSCHED" = 0 ] || fail "cannot set G back to 0"
+	# shellcheck disable=SC2046,SC2086
+	corun_run "b0r$r" --trace $sl $(b_tasks) > /dev/null
+	if ! cg_sched G 1 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule G"; fi
+	# shellcheck disable=SC2046,SC2086
+	corun_run "br$r" --trace $sl $(b_tasks) > /dev/null
+	b_gains+=("$(f "c - c0" c="$(t "br$r" group G all_pct_of_union)" c0="$(t "b0r$r" group G all_pct_of_union)")")
+done
+b_gain=$(printf '%s\n' "${b_gains[@]}" | grep -E '^-?[0-9.]+$' | sort -g | awk '{ v[NR] = $1 } END { if (NR == 3) print v[2] }')
+log "# (b) co-run gain per pair: ${b_gains[*]} points; median $b_gain"
 log "# (b) follow windows (apart, trace): coscheduled n $(t b group G apart_n), p50 $(t b group G apart_p50_us) us, p99 $(t b group G apart_p99_us) us, max $(t b group G apart_max_us) us; control n $(t b0 group G apart_n), p50 $(t b0 group G apart_p50_us) us"
-check_ge "(b) 1 kHz waker: gang co-run gain over the control, points" "$b_gain" 2
+check_ge "(b) 1 kHz waker: gang co-run gain over the control, median of 3 pairs, points" "$b_gain" 2
 check_le "(b) 1 kHz waker: w3/gang overlap %" "$b_x" 0.1
 
 log "# --- (c) g2 alone on cpu $C1, g3 and p3 (P) on cpu $C2"
@@ -122,4 +137,4 @@ log "# (c) follow windows (apart, trace): n $(t c group G apart_n), p50 $(t c gr
 check_ge "(c) gang's sibling: gang co-run %" "$c_co" 80
 check_le "(c) gang's sibling: G/P overlap %" "$c_x" 0.1
 
-finish "(a) G core $(num "$a_core")% (50+-10), run share $(num "$a_cpu")% (40+-10); (b) w3 run $(num "$b_rel")% of control (>=80) at $(kv b task w3 wakeups_per_s)/s, co-run $(num "$b_co")% vs control $(num "$b_co0")% (gain >=2); (c) P core $(num "$c_p")% (67+-10), G run share $(num "$c_gs")% (50+-10), co-run $(num "$c_co")% (>=80, TCG); overlap $(num "$(max "$a_x" "$b_x" "$c_x")")% (<=0.1)"
+finish "(a) G core $(num "$a_core")% (50+-10), run share $(num "$a_cpu")% (40+-10); (b) w3 run $(num "$b_rel")% of control (>=80) at $(kv b task w3 wakeups_per_s)/s, co-run $(num "$b_co")% vs control $(num "$b_co0")%, median gain of 3 pairs $(num "$b_gain") (>=2); (c) P core $(num "$c_p")% (67+-10), G run share $(num "$c_gs")% (50+-10), co-run $(num "$c_co")% (>=80, TCG); overlap $(num "$(max "$a_x" "$b_x" "$c_x")")% (<=0.1)"

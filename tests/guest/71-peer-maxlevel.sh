@@ -20,9 +20,8 @@ ml=$(rd "$COSCHED_SYSFS/max_level")
 top=$(ls "$COSCHED_SYSFS/levels" 2>/dev/null | sort -n | tail -1)
 log "# max_level $ml, levels offered: $(ls "$COSCHED_SYSFS/levels" 2>/dev/null | paste -sd' ')"
 check_gt "max_level (enabled)" "$ml" 0
-# Every level up to max_level is listed; the levels above the core are
-# listed too while cpu.scheduled does not accept them yet (issue 10).
-check_ge "highest level listed ($top) vs max_level" "${top:-0}" "$ml"
+# Every level up to max_level is listed, and max_level is the highest.
+check_eq "highest level listed vs max_level" "${top:-0}" "$ml"
 check_eq "core scheduling held on from boot (corehold)" "$([[ $hold == held* ]] && echo yes || echo "no: $hold")" yes
 
 # coscheduled: the groups with a non-zero cpu.scheduled.

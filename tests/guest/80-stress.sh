@@ -159,9 +159,20 @@ flipper() {
 	return 0
 }
 
+# Above level 1 a group's turns on a span follow its weight against all
+# the fair work there (sched-cosched.rst): at the machine level a group
+# at cpu.weight 1 or cpu.idle 1 against one at 10000 gets a turn once in
+# minutes, and its task holding a lock (a fork's mmap_lock) holds up
+# whoever waits for it as long, which the liveness check below and the
+# hung-task detector would report (the first runs of 82-stress-levels
+# did: gang/inner, at weight ~3, waited 86 s for a turn against other's
+# ~100000).  So in a boot with levels above 1 each change is a pulse: the
+# knob goes back to its default after 0.2-0.5 s, and the paths that
+# change weights, quotas and idleness of parked groups still run.
 knobs() {
-	local g p
+	local g p pulse=0
 	local all=(gang "${LEAVES[@]}")
+	[ "$MAX_LEVEL" -gt 1 ] && pulse=1
 	while ! stopped; do
 		g=${all[RANDOM % ${#all[@]}]}
 		case $((RANDOM % 3)) in
@@ -169,15 +180,25 @@ knobs() {
 			if [ "$(cat "$T/$g/cpu.idle")" = 1 ]; then
 				wr weight_idle "$T/$g/cpu.weight" $((RANDOM % 10000 + 1)) EINVAL
 			else
-				wr weight "$T/$g/cpu.weight" $((RANDOM % 10000 + 1)) ok
+				wr weight "$T/$g/cpu.weight" $((RANDOM % 10000 + 1)) ok &&
+					[ $pulse = 1 ] && read -r -t 0.$((RANDOM % 4 + 2)) -u 7
+				[ $pulse = 1 ] && wr weight "$T/$g/cpu.weight" 100 ok
 			fi ;;
 		1) p=$(((RANDOM % 2) ? 100000 : 10000))
 		   if ((RANDOM % 3)); then
-			wr max "$T/$g/cpu.max" "$((p / 5 + RANDOM % (p - p / 5))) $p" ok
+			wr max "$T/$g/cpu.max" "$((p / 5 + RANDOM % (p - p / 5))) $p" ok &&
+				[ $pulse = 1 ] && read -r -t 0.$((RANDOM % 4 + 2)) -u 7
+			[ $pulse = 1 ] && wr max "$T/$g/cpu.max" "max $p" ok
 		   else
 			wr max "$T/$g/cpu.max" "max $p" ok
 		   fi ;;
-		2) wr idle "$T/$g/cpu.idle" $((RANDOM % 2)) ok ;;
+		2)	if [ $pulse = 1 ]; then
+				wr idle "$T/$g/cpu.idle" 1 ok &&
+					read -r -t 0.$((RANDOM % 4 + 2)) -u 7
+				wr idle "$T/$g/cpu.idle" 0 ok
+			else
+				wr idle "$T/$g/cpu.idle" $((RANDOM % 2)) ok
+			fi ;;
 		esac
 		read -r -t 0.05 -u 7
 	done
@@ -295,7 +316,45 @@ hotplug() {
 	[ "$(cat $SYSCPU/online)" = "0-$((NCPU - 1))" ]
 }
 
+# The monitor, not a worker: every 5 s, under SCHED_FIFO (no fair-class
+# turn holds it back) and with shell builtins only (a fork can block
+# behind a stuck cgroup write), the tasks running or blocked with their
+# wait channel and, above level 1, the spans' turns
+# (/sys/kernel/debug/sched/cosched), into NAME.monitor in the results.
+MONITOR_OUT=${COSCHED_RESULTS:-$WORK}/${STRESS_TEST_NAME:-80-stress}.monitor
+monitor() {
+	local p st comm state wchan line up g w i m l
+	chrt -f -p 10 "$BASHPID" > /dev/null 2>&1
+	while [ ! -e "$STOP" ]; do
+		read -r up _ < /proc/uptime
+		read -r line < /proc/loadavg
+		echo "@ uptime $up load $line"
+		for p in /proc/[0-9]*; do
+			read -r st 2> /dev/null < "$p/stat" || continue
+			comm=${st#*(}; comm=${comm%)*}
+			state=${st##*) }; state=${state%% *}
+			[[ $state == [RD] ]] || continue
+			wchan=
+			read -r wchan 2> /dev/null < "$p/wchan"
+			echo "task ${p#/proc/} ($comm) $state ${wchan:-running}"
+		done
+		for g in "${FLIP[@]}"; do
+			read -r w 2> /dev/null < "$T/$g/cpu.weight"
+			read -r i 2> /dev/null < "$T/$g/cpu.idle"
+			read -r m 2> /dev/null < "$T/$g/cpu.max"
+			read -r l 2> /dev/null < "$T/$g/cpu.scheduled"
+			echo "group $g scheduled ${l:-?} weight ${w:-?} idle ${i:-?} max ${m:-?}"
+		done
+		if [ -r /sys/kernel/debug/sched/cosched ]; then
+			while IFS= read -r line; do echo "$line"; done < /sys/kernel/debug/sched/cosched
+		fi
+		read -r -t 5 -u 7
+	done > "$MONITOR_OUT" 2>&1
+}
+
 # --- run ---------------------------------------------------------------
+monitor &
+monitor_pid=$!
 for ((i = 0; i < 12; i++)); do
 	kind=spin; ((i % 2)) && kind=sleep
 	spawn "pool$i-$kind" pool_task $kind
@@ -317,6 +376,7 @@ while [ $((SECONDS - t0)) -lt "$STRESS" ]; do
 done
 touch "$STOP"
 t_stop=$EPOCHSECONDS
+log "# monitor: every 5 s in $MONITOR_OUT"
 log "# stop after $((SECONDS - t0)) s"
 
 spawned=$(wc -l < "$WORK/spawned")
