@@ -60,6 +60,46 @@ if [ "$got" = "1 100 0 100.00 100 85.71 0" ]; then ok tidrun-follow "$got"; else
 "$HERE/tidrun" --follow-us 50 --parse "$tmp/trace" 10 30 11 > "$tmp/tidx50"
 got="$(kv "$tmp/tidx" gpair AB,X overlap_n) $(kv "$tmp/tidx" gpair AB,X overlap_max_us) $(kv "$tmp/tidx" gpair AB,X overlap_long_us) $(kv "$tmp/tidx50" gpair AB,X overlap_long_us)"
 if [ "$got" = "1 600 0 600" ]; then ok tidrun-overlap-windows "$got"; else bad tidrun-overlap-windows "got '$got'"; fi
+# A gang of three (a 4-vCPU VM's case has four): threads 10, 11 and 30
+# never all ran at once; any of them ran the whole 1100 us; X (99) never.
+"$HERE/tidrun" --parse "$tmp/trace" 10 11 30 99 > "$tmp/tid3"
+got="$(kv "$tmp/tid3" tid C run_us) $(kv "$tmp/tid3" pair A,B,C both_us) $(kv "$tmp/tid3" pair A,B,C union_us) $(kv "$tmp/tid3" pair A,B,C apart_us) $(kv "$tmp/tid3" gpair ABC,X overlap_us)"
+if [ "$got" = "400 0 1100 1100 0" ]; then ok tidrun-gang-of-3 "$got"; else bad tidrun-gang-of-3 "got '$got'"; fi
+if "$HERE/tidrun" --parse "$tmp/trace" 10 x 30 2>/dev/null; then bad tidrun-bad-tid "accepted 'x'"; else ok tidrun-bad-tid "refused"; fi
+
+# switchtrace on a canned trace: the span is settled on G (101, 102) from
+# 10.0002 s (the event) to 10.0100 s (the next decision: event at 10.0103,
+# follow 300 us, overtaken with one CPU missing), then open; G ran 10000
+# + 9950 us, none of it while settled on open, P 9600 us, in the open
+# turn; no idle in G's settled turn of 2 x 9800 us; 300 us of 19.8 ms
+# switching.  With 102 counted as P, P ran 9800 us in G's settled turn.
+cat > "$tmp/sw" <<'TRACE'
+# tracer: nop
+            spin-101 [000] d..2.  10.000000: sched_switch: prev_comm=sh prev_pid=201 prev_prio=120 prev_state=R ==> next_comm=sh next_pid=101 next_prio=120
+            spin-102 [001] d..2.  10.000100: sched_switch: prev_comm=sh prev_pid=202 prev_prio=120 prev_state=R ==> next_comm=sh next_pid=102 next_prio=120
+            spin-102 [001] d..2.  10.000200: sched_cosched_switch: level=2 span_cpu=0 cpus=4 missing=0 old_cgroup=0 new_cgroup=55 drain_ns=50000 follow_ns=250000
+            spin-101 [000] d..2.  10.010000: sched_switch: prev_comm=sh prev_pid=101 prev_prio=120 prev_state=R ==> next_comm=swapper next_pid=0 next_prio=120
+            spin-102 [001] d..2.  10.010050: sched_switch: prev_comm=sh prev_pid=102 prev_prio=120 prev_state=R ==> next_comm=swapper next_pid=0 next_prio=120
+            spin-102 [001] d..2.  10.010300: sched_cosched_switch: level=2 span_cpu=0 cpus=4 missing=1 old_cgroup=55 new_cgroup=0 drain_ns=100000 follow_ns=300000
+          <idle>-0 [000] d..2.  10.010350: sched_switch: prev_comm=swapper prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=sh next_pid=201 next_prio=120
+          <idle>-0 [001] d..2.  10.010400: sched_switch: prev_comm=swapper prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=sh next_pid=202 next_prio=120
+            spin-102 [001] d..2.  10.020000: sched_switch: prev_comm=sh prev_pid=202 prev_prio=120 prev_state=R ==> next_comm=sh next_pid=102 next_prio=120
+TRACE
+"$HERE/switchtrace" --level 2 --gid 55 --cpus 0-1 --g "101 102" --p "201 202" "$tmp/sw" > "$tmp/sw.out"
+got="$(kv "$tmp/sw.out" ev level=2 events) $(kv "$tmp/sw.out" ev level=2 missed) $(kv "$tmp/sw.out" ev level=2 cpus) $(kv "$tmp/sw.out" run level=2 g_us) $(kv "$tmp/sw.out" run level=2 g_out_us) $(kv "$tmp/sw.out" run level=2 p_us) $(kv "$tmp/sw.out" run level=2 switch_pct) $(kv "$tmp/sw.out" ev level=2 overtaken) $(kv "$tmp/sw.out" idle level=2 g_turn_cpu_us) $(kv "$tmp/sw.out" idle level=2 g_idle_us) $(kv "$tmp/sw.out" lat level=2 follow_p50_us) $(kv "$tmp/sw.out" lat level=2 drain_p99_us)"
+if [ "$got" = "2 0 4:2, 19950 0 9600 1.52 1 19600 0 250.0 100.0" ]; then ok switchtrace-parse "$got"; else bad switchtrace-parse "got '$got'"; fi
+"$HERE/switchtrace" --level 2 --gid 55 --cpus 0-1 --g "101" --p "102 201 202" "$tmp/sw" > "$tmp/sw2.out"
+got="$(kv "$tmp/sw2.out" run level=2 p_out_us) $(kv "$tmp/sw2.out" ev level=3 events)"
+if [ "$got" = "9800 " ]; then ok switchtrace-outside "$got"; else bad switchtrace-outside "got '$got'"; fi
+# Counted as G, 202 switched in at 10.0104 s while the span was settled
+# on open and ran to 10.02 s: all of its 9600 us "in"; 101 as P began
+# before the first event: 9800 us out of its turn, never "in".
+"$HERE/switchtrace" --level 2 --gid 55 --cpus 0-1 --g "202" --p "101" "$tmp/sw" > "$tmp/sw4.out"
+got="$(kv "$tmp/sw4.out" run level=2 g_out_us) $(kv "$tmp/sw4.out" run level=2 g_in_us) $(kv "$tmp/sw4.out" run level=2 p_out_us) $(kv "$tmp/sw4.out" run level=2 p_in_us)"
+if [ "$got" = "9600 9600 9800 0" ]; then ok switchtrace-switched-in "$got"; else bad switchtrace-switched-in "got '$got'"; fi
+"$HERE/switchtrace" --level 3 --gid 55 --cpus 4-7 --g "101" --p "201" "$tmp/sw" > "$tmp/sw3.out"
+got="$(kv "$tmp/sw3.out" ev level=3 foreign)"
+if [ "$got" = 2 ]; then ok switchtrace-foreign "$got"; else bad switchtrace-foreign "got '$got'"; fi
 # vmspin.elf: a 32-bit multiboot ELF whose header QEMU finds.
 if od -A n -t x4 -j 4096 -N 12 "$HERE/vmspin.elf" | grep -q "1badb002 00000000 e4524ffe"; then ok vmspin-multiboot-header
 else bad vmspin-multiboot-header "$(od -A d -t x4 "$HERE/vmspin.elf" | grep -m1 1badb002)"; fi
