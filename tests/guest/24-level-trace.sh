@@ -39,13 +39,6 @@ test_init 24-level-trace
 require_cosched
 T=/sys/kernel/tracing
 tracefs_ready || fail "no tracefs"
-I=$T/instances/cosched-24
-PIDS=()
-stop_spinners() {
-	[ ${#PIDS[@]} -gt 0 ] && kill "${PIDS[@]}" 2>/dev/null
-	wait 2>/dev/null
-	PIDS=()
-}
 turn0=()
 restore_turns() {
 	local l
@@ -53,55 +46,33 @@ restore_turns() {
 		[ -n "${turn0[$l]}" ] && echo "${turn0[$l]}" > "$COSCHED_SYSFS/levels/$l/turn_us"
 	done
 }
-trap 'rc=$?; stop_spinners; restore_turns; rmdir "$I" 2>/dev/null; (exit $rc); cleanup' EXIT
+trap 'rc=$?; restore_turns; (exit $rc); cleanup' EXIT
 if [ ! -e $T/events/sched/sched_cosched_switch ]; then
 	fail "no sched/sched_cosched_switch event in $T/events (stock kernel?)"
 	finish "no sched_cosched_switch tracepoint"
 fi
 log "# format: $(grep -o 'print fmt: "[^"]*"' $T/events/sched/sched_cosched_switch/format)"
 
-# spin NAME CPU...: one spinner per CPU in group NAME.
-spin() {
-	local g=$1 c
-	shift
-	for c in "$@"; do
-		( echo $BASHPID > "$(cg_dir "$g")/cgroup.procs"; exec taskset -c "$c" sh -c 'while :; do :; done' ) &
-		PIDS+=($!)
-	done
-}
-
 # measure LEVEL CPUS CPU...: G at LEVEL against plain P on CPUS.
 measure() {
-	local level=$1 cpus=$2 g=G$1 p=P$1 gid
+	local level=$1 cpus=$2 g=G$1 p=P$1 gid c
 	shift 2
 	turn0[$level]=$(cat "$COSCHED_SYSFS/levels/$level/turn_us" 2>/dev/null)
 	[ -n "${turn0[$level]}" ] && echo 50000 > "$COSCHED_SYSFS/levels/$level/turn_us" &&
 		log "# levels/$level/turn_us: 50000 (was ${turn0[$level]})"
 	cg_create "$g"; cg_cpus "$g" "$cpus"
 	cg_create "$p"; cg_cpus "$p" "$cpus"
-	spin "$g" "$@"
-	spin "$p" "$@"
+	for c in "$@"; do spin_in "$g" "$c"; spin_in "$p" "$c"; done
 	sleep 0.5
 	cg_sched "$g" "$level" || fail "cannot coschedule $g at level $level"
 	gid=$(stat -c %i "$(cg_dir "$g")")
 	sleep 1
-	mkdir -p "$I"
-	echo 0 > "$I/tracing_on"
-	echo 32768 > "$I/buffer_size_kb"
-	echo > "$I/trace"
-	echo 1 > "$I/events/sched/sched_switch/enable"
-	echo 1 > "$I/events/sched/sched_cosched_switch/enable"
-	echo 1 > "$I/tracing_on"
-	sleep "$DURATION"
-	echo 0 > "$I/tracing_on"
-	cat "$I/trace" > "$WORK/trace$level"
-	echo 0 > "$I/events/sched/sched_switch/enable"
-	echo 0 > "$I/events/sched/sched_cosched_switch/enable"
+	trace_record "$DURATION" "trace$level" sched_switch sched_cosched_switch || fail "no trace"
 	log "# level $level: G $g (cgroup id $gid), spinners G $(cat "$(cg_dir "$g")/cgroup.procs" | tr '\n' ' ')/ P $(cat "$(cg_dir "$p")/cgroup.procs" | tr '\n' ' ')"
 	switchtrace --level "$level" --gid "$gid" --cpus "$cpus" --g "$(cat "$(cg_dir "$g")/cgroup.procs" | tr '\n' ' ')" \
 		--p "$(cat "$(cg_dir "$p")/cgroup.procs" | tr '\n' ' ')" "$WORK/trace$level" > "$WORK/l$level"
 	cat "$WORK/l$level"
-	stop_spinners
+	spinners_stop
 	cg_sched "$g" 0
 }
 

@@ -26,27 +26,10 @@ require_cosched
 S=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^cosched.bench_seconds=//p' | tail -1)
 S=${S:-${BENCH_SECONDS:-5}}
 T=/sys/kernel/tracing
-I=$T/instances/cosched-bench
 log "bench-info max_level ${MAX_LEVEL:-none}"
 log "bench-info release $(uname -r)"
-PIDS=()
-stop_spinners() {
-	[ ${#PIDS[@]} -gt 0 ] && kill "${PIDS[@]}" 2>/dev/null
-	wait 2>/dev/null
-	PIDS=()
-}
-trap 'rc=$?; stop_spinners; rmdir "$I" 2>/dev/null; (exit $rc); cleanup' EXIT
 tracefs_ready || fail "no tracefs"
 [ -e $T/events/sched/sched_cosched_switch ] || { fail "no sched_cosched_switch event"; finish "no tracepoint"; }
-
-spin() { # GROUP CPU...
-	local g=$1 c
-	shift
-	for c in "$@"; do
-		( echo $BASHPID > "$(cg_dir "$g")/cgroup.procs"; exec taskset -c "$c" sh -c 'while :; do :; done' ) &
-		PIDS+=($!)
-	done
-}
 
 for ((l = 2; l <= ${MAX_LEVEL:-0}; l++)); do
 	span=$(head -1 "$COSCHED_SYSFS/levels/$l/spans" | awk '{ print $1 }')
@@ -55,28 +38,17 @@ for ((l = 2; l <= ${MAX_LEVEL:-0}; l++)); do
 	g=G$l p=P$l
 	cg_create $g; cg_cpus $g "$span"
 	cg_create $p; cg_cpus $p "$span"
-	spin $g $half
-	spin $p $cpus
+	for c in $half; do spin_in $g $c; done
+	for c in $cpus; do spin_in $p $c; done
 	sleep 0.5
-	cg_sched $g "$l" || { fail "cannot coschedule $g at level $l"; stop_spinners; continue; }
+	cg_sched $g "$l" || { fail "cannot coschedule $g at level $l"; spinners_stop; continue; }
 	sleep 1
-	mkdir -p "$I"
-	echo 0 > "$I/tracing_on"
-	echo 32768 > "$I/buffer_size_kb"
-	echo > "$I/trace"
-	echo 1 > "$I/events/sched/sched_switch/enable"
-	echo 1 > "$I/events/sched/sched_cosched_switch/enable"
-	echo 1 > "$I/tracing_on"
-	sleep "$S"
-	echo 0 > "$I/tracing_on"
-	cat "$I/trace" > "$WORK/trace$l"
-	echo 0 > "$I/events/sched/sched_switch/enable"
-	echo 0 > "$I/events/sched/sched_cosched_switch/enable"
+	trace_record "$S" "trace$l" sched_switch sched_cosched_switch || fail "level $l: no trace"
 	switchtrace --level $l --gid "$(stat -c %i "$(cg_dir $g)")" --cpus "$span" \
 		--g "$(tr '\n' ' ' < "$(cg_dir $g)/cgroup.procs")" --p "$(tr '\n' ' ' < "$(cg_dir $p)/cgroup.procs")" \
 		"$WORK/trace$l" > "$WORK/l$l"
 	sed 's/^/# /' "$WORK/l$l"
-	stop_spinners
+	spinners_stop
 	cg_sched $g 0
 	n=$(kv l$l ev level=$l events)
 	if [ "${n:-0}" -lt 1 ]; then fail "level $l: no switch traced"; continue; fi

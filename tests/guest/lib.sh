@@ -146,6 +146,8 @@ corehold_state() {
 
 cleanup() {
 	local rc=$?
+	spinners_stop
+	trace_remove
 	_restore_all
 	[ -n "$TEST_CG" ] && _cg_remove "$CG/$TEST_CG"
 	rmdir "$CG/cosched-test" 2>/dev/null
@@ -286,6 +288,62 @@ tracefs_ready() {
 	[ -e $t/events/sched/sched_switch/enable ] && return 0
 	mount -t tracefs nodev $t 2>/dev/null
 	[ -e $t/events/sched/sched_switch/enable ] || { log "WARNING: no tracefs with sched_switch"; return 1; }
+}
+
+# spin_in GROUP CPUS: a busy loop in the test's cgroup GROUP, allowed on
+# CPUS (a taskset list); its pid is appended to SPINNERS.  cleanup (or
+# spinners_stop) kills them all.
+SPINNERS=()
+spin_in() {
+	( echo $BASHPID > "$(cg_dir "$1")/cgroup.procs"; exec taskset -c "$2" sh -c 'while :; do :; done' ) &
+	SPINNERS+=($!)
+}
+spinners_stop() {
+	[ ${#SPINNERS[@]} -gt 0 ] || return 0
+	kill "${SPINNERS[@]}" 2>/dev/null
+	wait "${SPINNERS[@]}" 2>/dev/null
+	SPINNERS=()
+}
+
+# trace_record SECONDS OUT EVENT...: the sched EVENTs (sched_switch,
+# sched_cosched_switch) for SECONDS in a trace instance of the test's own,
+# saved to $WORK/OUT.  The guest runner's tracehold keeps both events'
+# probes registered from boot, so enabling them here patches no kernel
+# text (TCG).  In steps, to act while tracing: trace_start EVENT...,
+# then trace_save OUT.  cleanup removes the instance.
+TRACE_INSTANCE=
+TRACE_EVENTS=
+trace_start() {
+	local e
+	tracefs_ready || return 1
+	TRACE_INSTANCE=/sys/kernel/tracing/instances/cosched-$TEST_NAME
+	TRACE_EVENTS="$*"
+	mkdir -p "$TRACE_INSTANCE" || return 1
+	echo 0 > "$TRACE_INSTANCE/tracing_on"
+	echo 32768 > "$TRACE_INSTANCE/buffer_size_kb"
+	echo > "$TRACE_INSTANCE/trace"
+	for e in "$@"; do
+		echo 1 > "$TRACE_INSTANCE/events/sched/$e/enable" || { log "WARNING: cannot trace sched/$e"; return 1; }
+	done
+	echo 1 > "$TRACE_INSTANCE/tracing_on"
+}
+trace_save() {
+	local e
+	echo 0 > "$TRACE_INSTANCE/tracing_on"
+	cat "$TRACE_INSTANCE/trace" > "$WORK/$1"
+	for e in $TRACE_EVENTS; do echo 0 > "$TRACE_INSTANCE/events/sched/$e/enable"; done
+}
+trace_record() {
+	local secs=$1 out=$2
+	shift 2
+	trace_start "$@" || return 1
+	sleep "$secs"
+	trace_save "$out"
+}
+trace_remove() {
+	[ -n "$TRACE_INSTANCE" ] && [ -d "$TRACE_INSTANCE" ] && rmdir "$TRACE_INSTANCE" 2>/dev/null
+	TRACE_INSTANCE=
+	return 0
 }
 
 # kv OUT KIND ID KEY: one value from corun's record "KIND ID key=value...".

@@ -1,0 +1,143 @@
+#!/bin/bash
+# timeout: 240
+# boot: cosched_max_level=3 cosched.levelhold=1
+# Affinity above the core (issue 10 point 6).  What the series defines
+# (sched-cosched.rst, Placement): a task of a group coscheduled at level L
+# runs on the CPU the scheduler puts it on, as allowed by its affinity and
+# cpuset, in its group's turn on the level-L span of that CPU; an affinity
+# across several spans or changed while the task runs is allowed, and the
+# semantics hold on the span the task is on.
+# G at level 2 with two spinners: A allowed on all CPUs 0-7 (two
+# packages), B pinned to package 0 (0-3), moved to package 1 (4-7) while
+# it runs, then back; a plain group P with a spinner on each of CPUs 0-7.
+# Over 3 phases of 4 s, from the scheduler's sched_switch trace:
+#  - A and B ran in every second of the run (progress > 0 in each 1-s
+#    window), and B ran on the package it was moved to (>= 90% of its
+#    run time in each phase, the first 0.5 s after a move left out);
+#  - on each package, G's and P's tasks never ran at once: <= 1% of G's
+#    run time there (trace view: under TCG it shows a vCPU that the host
+#    stopped between its switch and the record as still running:
+#    21-l2-exclusion's trace view gave 0.13-0.96% where its raw view,
+#    what executed, gave 0.00% (2026-12-05); 21 and 22 judge the raw view at
+#    0.1%; measured here 0.15% and 0.08% in a first run, 2026-12-05);
+#  - turn_us 400 ms at level 2 for TCG, as in 22-l2-gang.
+# On the stock kernel G is a plain group: G and P overlap, and it fails.
+# Not run by make test yet (tests/guest/README.md, wip/): in its second
+# run B had a second without running; in the guest it runs by hand as
+# /usr/lib/cosched-tests/guest/wip/27-level-affinity.sh in the level boot.
+. "$(dirname "$0")/../lib.sh"
+test_init 27-level-affinity
+require_cosched
+L2=$COSCHED_SYSFS/levels/2
+turn0=$(cat "$L2/turn_us" 2>/dev/null)
+trap 'rc=$?; [ -n "$turn0" ] && echo "$turn0" > "$L2/turn_us"; (exit $rc); cleanup' EXIT
+tracefs_ready || fail "no tracefs"
+[ -n "$turn0" ] && echo 400000 > "$L2/turn_us" && log "# levels/2/turn_us: 400000 for TCG (was $turn0)"
+
+cg_create G; cg_cpus G 0-7
+cg_create P; cg_cpus P 0-7
+spin_in G 0-7; A=${SPINNERS[-1]}
+spin_in G 0-3; B=${SPINNERS[-1]}
+for c in 0 1 2 3 4 5 6 7; do spin_in P $c; done
+PP=("${SPINNERS[@]:2}")
+sleep 0.5
+cg_sched G 2 || fail "cannot coschedule G at level 2"
+sleep 1
+
+now_trace() { awk '{ print $1 }' /proc/uptime; }
+trace_start sched_switch || fail "no trace"
+t_start=$(now_trace)
+sleep 4
+t_pre1=$(now_trace)
+taskset -pc 4-7 "$B" > /dev/null || fail "taskset B 4-7"
+t_move1=$(now_trace)
+sleep 4
+t_pre2=$(now_trace)
+taskset -pc 0-3 "$B" > /dev/null || fail "taskset B 0-3"
+t_move2=$(now_trace)
+sleep 4
+t_end=$(now_trace)
+trace_save trace
+log "# A $A (0-7), B $B (0-3, 4-7 at $t_move1, 0-3 at $t_move2), P ${PP[*]}; trace $t_start..$t_end (uptime s)"
+
+# The trace's timestamps are the local clock, /proc/uptime the boot
+# clock: the phases are taken relative to the first and last events.
+awk -v a="$A" -v b="$B" -v pp="${PP[*]}" -v t0="$t_start" -v p1="$t_pre1" -v m1="$t_move1" -v p2="$t_pre2" -v m2="$t_move2" '
+function ts() { match($0, /[0-9]+\.[0-9]+: /); return substr($0, RSTART, RLENGTH - 2) + 0 }
+function add(c, from, to,   k, s, e, w, pk, ph) {
+	if (to <= from) return
+	pk = c < 4 ? 0 : 1
+	if (who[c] == "G" || who[c] == "A" || who[c] == "B") grun[pk] += to - from
+	# progress per 1-s window, and B per phase and package
+	if (who[c] == "A" || who[c] == "B") {
+		for (s = from; s < to; s = e) {
+			w = int(s - first); e = first + w + 1; if (e > to) e = to
+			run[who[c], w] += e - s
+		}
+	}
+	if (who[c] == "B") {
+		for (k = 1; k <= 3; k++) {
+			s = from > ps[k] ? from : ps[k]; e = to < pe[k] ? to : pe[k]
+			if (e > s) { bph[k] += e - s; if (pk == want[k]) bon[k] += e - s }
+		}
+	}
+}
+# sweep: at each event, account the time since the last one on every CPU
+function sweep(t,   c, pk, g, p) {
+	if (last) {
+		for (c = 0; c < 8; c++) if (c in who) add(c, last, t)
+		for (pk = 0; pk < 2; pk++) {
+			g = p = 0
+			for (c = pk * 4; c < pk * 4 + 4; c++) {
+				if (who[c] == "G" || who[c] == "A" || who[c] == "B") g = 1
+				if (who[c] == "P") p = 1
+			}
+			if (g && p) both[pk] += t - last
+		}
+	}
+	last = t
+}
+BEGIN { n = split(pp, w, " "); for (i = 1; i <= n; i++) isp[w[i]] = 1 }
+NR == FNR { if ($0 ~ / sched_switch: /) { t = ts(); if (!first) first = t; lastt = t }; next }
+FNR == 1 {
+	# phases on the trace clock, at the offsets from its start that
+	# the uptime clock gave: each ends before its taskset began and
+	# begins 0.5 s after the previous one returned
+	span = lastt - first
+	ps[1] = first;                          pe[1] = first + (p1 - t0)
+	ps[2] = first + (m1 - t0) + 0.5;        pe[2] = first + (p2 - t0)
+	ps[3] = first + (m2 - t0) + 0.5;        pe[3] = lastt
+	want[1] = 0; want[2] = 1; want[3] = 0
+	nw = int(span)
+}
+/ sched_switch: / {
+	t = ts()
+	match($0, /\[[0-9]+\]/); c = substr($0, RSTART + 1, RLENGTH - 2) + 0
+	sweep(t)
+	match($0, / next_pid=[0-9]+/); np = substr($0, RSTART + 10, RLENGTH - 10)
+	who[c] = np == a ? "A" : np == b ? "B" : (np in isp) ? "P" : "-"
+}
+END {
+	for (pk = 0; pk < 2; pk++)
+		printf "pkg %d g_us=%.0f both_us=%.0f overlap_pct=%.3f\n", pk, grun[pk] * 1e6, both[pk] * 1e6, grun[pk] ? 100 * both[pk] / grun[pk] : 0
+	minA = minB = -1
+	for (i = 0; i < nw; i++) {
+		if (minA < 0 || run["A", i] < minA) minA = run["A", i]
+		if (minB < 0 || run["B", i] < minB) minB = run["B", i]
+	}
+	printf "progress all windows=%d a_min_us=%.0f b_min_us=%.0f\n", nw, minA * 1e6, minB * 1e6
+	for (k = 1; k <= 3; k++)
+		printf "phase %d b_us=%.0f b_on_pkg_us=%.0f b_on_pkg_pct=%.2f pkg=%d\n", k, bph[k] * 1e6, bon[k] * 1e6, bph[k] ? 100 * bon[k] / bph[k] : 0, want[k]
+}' "$WORK/trace" "$WORK/trace" > "$WORK/aff"
+cat "$WORK/aff"
+
+check_gt "1-s windows in the trace" "$(kv aff progress all windows)" 8
+check_gt "A ran in every second (least us in a window)" "$(kv aff progress all a_min_us)" 0
+check_gt "B ran in every second (least us in a window)" "$(kv aff progress all b_min_us)" 0
+for k in 1 2 3; do
+	check_ge "phase $k: B on package $(kv aff phase $k pkg) %" "$(kv aff phase $k b_on_pkg_pct)" 90
+done
+for pk in 0 1; do
+	check_le "package $pk: G and P at once %" "$(kv aff pkg $pk overlap_pct)" 1
+done
+finish "level 2, A on 0-7 and B moved 0-3 -> 4-7 -> 0-3 while running: least run per second A $(kv aff progress all a_min_us) us, B $(kv aff progress all b_min_us) us (> 0); B on its package $(kv aff phase 1 b_on_pkg_pct)/$(kv aff phase 2 b_on_pkg_pct)/$(kv aff phase 3 b_on_pkg_pct)% (>= 90); G/P at once on package 0 $(kv aff pkg 0 overlap_pct)%, 1 $(kv aff pkg 1 overlap_pct)% (<= 1%, trace)"
