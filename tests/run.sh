@@ -114,7 +114,8 @@ if ! "$TOP/image/build.sh" 2>&1 | tee "$RESULTS/image-build.out"; then
 fi
 phase_end
 
-# Group the guest tests by their "# boot:" arguments: one boot per group.
+# Group the guest tests by their "# boot:" arguments and "# smp:" guest
+# shape (QEMU -smp, default in scripts/boot-guest.sh): one boot per group.
 declare -A groups=()
 order=()
 for f in "$TOP"/tests/guest/[0-9][0-9]-*.sh; do
@@ -123,7 +124,8 @@ for f in "$TOP"/tests/guest/[0-9][0-9]-*.sh; do
 		continue
 	fi
 	boot=$(sed -n 's/^# boot: *//p' "$f" | head -1)
-	key=${boot:-default}
+	smp=$(sed -n 's/^# smp: *//p' "$f" | head -1)
+	key=${boot:-default}${smp:+|smp=$smp}
 	[ -n "${groups[$key]+x}" ] || order+=("$key")
 	groups[$key]+="${groups[$key]:+,}$name"
 done
@@ -131,10 +133,10 @@ done
 # What a guest kernel must never print during the tests.
 BAD='WARNING:|BUG:|Oops|general protection fault|Kernel panic|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|blocked for more than|soft lockup|hard LOCKUP|self-detected stall|detected stalls'
 
-# One boot of the current group: $dir, $tests, $args, $timeout.
+# One boot of the current group: $dir, $tests, $args, $smp, $timeout.
 boot_guest() {
 	# shellcheck disable=SC2086
-	TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
+	SMP=${smp:-${SMP:-}} TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
 		"cosched.tests=$tests" $args ${SOAK:+cosched.soak=$SOAK}
 }
 
@@ -143,7 +145,10 @@ boot=0
 for key in "${order[@]}"; do
 	boot=$((boot + 1))
 	dir=$RESULTS/boot$boot
-	args=${key/#default/}
+	args=${key%%|smp=*}
+	args=${args/#default/}
+	smp=
+	[[ $key == *'|smp='* ]] && smp=${key#*|smp=}
 	tests=${groups[$key]}
 	mkdir -p "$dir"
 	timeout=120
@@ -151,7 +156,7 @@ for key in "${order[@]}"; do
 		l=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$TOP/tests/guest/$t.sh" | head -1)
 		timeout=$((timeout + ${l:-300} + ${SOAK:-0}))
 	done
-	echo "boot $boot: ${args:-default args}: $tests"
+	echo "boot $boot: ${args:-default args}${smp:+ (-smp $smp)}: $tests"
 	boot_guest
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
 	# live text patching (static keys flipped by late initcalls, or by
