@@ -55,7 +55,7 @@ log "# format: $(grep -o 'print fmt: "[^"]*"' $T/events/sched/sched_cosched_swit
 
 # measure LEVEL CPUS CPU...: G at LEVEL against plain P on CPUS.
 measure() {
-	local level=$1 cpus=$2 g=G$1 p=P$1 gid c
+	local level=$1 cpus=$2 g=G$1 p=P$1 gid c gpids ppids
 	shift 2
 	turn0[$level]=$(cat "$COSCHED_SYSFS/levels/$level/turn_us" 2>/dev/null)
 	[ -n "${turn0[$level]}" ] && echo 50000 > "$COSCHED_SYSFS/levels/$level/turn_us" &&
@@ -68,9 +68,11 @@ measure() {
 	gid=$(stat -c %i "$(cg_dir "$g")")
 	sleep 1
 	trace_record "$DURATION" "trace$level" sched_switch sched_cosched_switch || fail "no trace"
-	log "# level $level: G $g (cgroup id $gid), spinners G $(cat "$(cg_dir "$g")/cgroup.procs" | tr '\n' ' ')/ P $(cat "$(cg_dir "$p")/cgroup.procs" | tr '\n' ' ')"
-	switchtrace --level "$level" --gid "$gid" --cpus "$cpus" --g "$(cat "$(cg_dir "$g")/cgroup.procs" | tr '\n' ' ')" \
-		--p "$(cat "$(cg_dir "$p")/cgroup.procs" | tr '\n' ' ')" "$WORK/trace$level" > "$WORK/l$level"
+	gpids=$(tr '\n' ' ' < "$(cg_dir "$g")/cgroup.procs")
+	ppids=$(tr '\n' ' ' < "$(cg_dir "$p")/cgroup.procs")
+	log "# level $level: G $g (cgroup id $gid), spinners G $gpids/ P $ppids"
+	switchtrace --level "$level" --gid "$gid" --cpus "$cpus" --g "$gpids" --p "$ppids" \
+		"$WORK/trace$level" > "$WORK/l$level"
 	cat "$WORK/l$level"
 	spinners_stop
 	cg_sched "$g" 0

@@ -50,8 +50,29 @@ done <<< "$per"
 
 EXEMPT=$(sed -n 's/^# exempt: \([a-z_]*\): \(.*\)/\1=\2/p' "$0")
 log "--- against the stock baseline for cgroup/test_cpu (plain groups)"
-cmp=$(PEER_EXEMPT=$EXEMPT "$P/peer-compare.sh" "$OUT" cgroup/test_cpu_cosched cgroup/test_cpu)
+compare() { PEER_EXEMPT=$EXEMPT "$P/peer-compare.sh" "$1" cgroup/test_cpu_cosched cgroup/test_cpu; }
+cmp=$(compare "$OUT")
 rc=$?
+# One rerun where a test differs, as peer-judge.sh does for 70 and 71 (why
+# there: timing-sensitive selftests under TCG; CI once saw test_cpucg_max
+# pass here where stock failed 2/2): a differing test whose rerun gives a
+# result stock gave counts as that result, printed as flaky.
+if [ $rc -ne 0 ]; then
+	log "$(sed 's/^/# first run: /' <<< "$cmp")"
+	"$P/peer-suites.sh" "$OUT.rerun" test_cpu_cosched > /dev/null
+	rcmp=$(compare "$OUT.rerun")
+	while read -r test; do
+		[ -n "$test" ] || continue
+		again=$(awk -v t="$test" '$1 == "cgroup/test_cpu" && $2 == t { print $NF }' <<< "$rcmp")
+		[ "$again" = same ] || continue
+		rerun=$(awk -v t="$test" '$2 == t { print $3 }' "$OUT.rerun")
+		log "# flaky here: cgroup/test_cpu_cosched $test: first run $(awk -v t="$test" '$2 == t { print $3 }' "$OUT"), rerun $rerun (a result stock gave)"
+		awk -v t="$test" -v r="$rerun" '$1 == "cgroup/test_cpu_cosched" && $2 == t { $3 = r } { print }' \
+			"$OUT" > "$OUT.tmp" && mv "$OUT.tmp" "$OUT"
+	done <<< "$(sed -n 's/^# differs: cgroup\/test_cpu \([^:]*\):.*/\1/p' <<< "$cmp")"
+	cmp=$(compare "$OUT")
+	rc=$?
+fi
 log "$cmp"
 [ $rc -eq 0 ] || fail "results differ from stock: $(grep '^# differs:' <<< "$cmp" | sed 's/^# differs: //' | paste -sd';' | cut -c1-300)"
 n=$(grep -c ' \(pass\|fail\|skip\)$' "$OUT")

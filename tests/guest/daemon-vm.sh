@@ -40,7 +40,6 @@ turn0=
 vm_teardown() {
 	systemctl stop "$VM_UNIT" 2>/dev/null
 	systemctl reset-failed "$VM_UNIT" 2>/dev/null
-	[ -n "${XPID:-}" ] && kill "$XPID" 2>/dev/null
 	[ -n "$turn0" ] && echo "$turn0" > "$LVL/turn_us"
 }
 trap 'rc=$?; vm_teardown; daemon_teardown; (exit $rc); cleanup' EXIT
@@ -137,15 +136,15 @@ coschedctl verify > /dev/null; check_eq "coschedctl verify" "$?" 0
 # Co-run of the vCPUs, and a spinner of another group on the last vCPU's CPU.
 XCPU=${PINS[$((VM_VCPUS - 1))]:-$(expand "$cpus" | awk '{ print $NF }')}
 cg_create X
-( echo $BASHPID > "$(cg_dir X)/cgroup.procs"; exec taskset -c "$XCPU" sh -c 'while :; do :; done' ) &
-XPID=$!
+spin_in X "$XCPU"
+XPID=${SPINNERS[-1]}
 sleep 1
 tracefs_ready || fail "no sched_switch tracing"
 GANG=$(echo ABCDEFGH | cut -c1-"$VM_VCPUS")
 log "# tidrun --duration $DURATION --cpus $cpus ${TIDS[*]} $XPID"
 tidrun --duration "$DURATION" --cpus "$cpus" "${TIDS[@]}" "$XPID" > "$WORK/tid"
 cat "$WORK/tid"
-kill "$XPID"; wait "$XPID" 2>/dev/null; XPID=
+spinners_stop
 co=$(kv tid pair "$(echo "$GANG" | sed 's/./&,/g; s/,$//')" corun_pct_of_union)
 ov=$(kv tid gpair "$GANG,X" overlap_pct_of_min)
 check_ge "vCPU co-run % (all $VM_VCPUS at once)" "$co" 90
