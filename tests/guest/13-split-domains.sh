@@ -15,8 +15,11 @@
 #    view, <= 0.1% of the shorter) and each runs as a gang (trace view,
 #    all 4 at once >= 90% of the time any runs); C at level 2 on the next
 #    split span, 4-7, with one spinner on CPU 4, runs beside them (trace
-#    view: C ran during >= 50% of A's run time), so a split span really
-#    is a span of its own, not the package.  (C has one spinner, not 4:
+#    view: C ran during >= 20% of A's run time; were the split span the
+#    package, C would never run beside A: about 0%), so a split span
+#    really is a span of its own.  (Measured 69% on 2026-12-05, and 18%
+#    before an open turn earned by housekeeping work ended early when that
+#    work ran out (patch 30): the floor is about independence, not that.)  (C has one spinner, not 4:
 #    with 8 busy vCPUs of 16 on this host's 2 cores, A's and B's co-run
 #    came out 82% and 89%, as TCG's vCPUs follow a switch more slowly.)
 # Without cosched_split_domains (the other boots) and on a stock kernel
@@ -82,10 +85,10 @@ log "# A/B overlap $ab% (raw; trace $(kv out gpair A,B trace_overlap_pct_of_min)
 check_le "A/B overlap on split span 0-3 % (raw)" "$ab" 0.1
 check_ge "A co-run % (trace)" "$co_a" 90
 check_ge "B co-run % (trace)" "$co_b" 90
-check_ge "C on split span 4-7 beside A, % of A's run time (trace)" "$ac" 50
+check_ge "C on split span 4-7 beside A, % of A's run time (trace)" "$ac" 20
 
 if [ "$COSCHED" = 1 ]; then
 	for g in A B C; do cg_sched $g 0 || fail "cannot set $g back to 0"; done
 fi
 [ -n "$turn0" ] && echo "$turn0" > "$L2/turn_us"
-finish "levels $(for l in "$COSCHED_SYSFS"/levels/*; do echo -n "$(basename "$l")=$(cat "$l/name") "; done)as derived; at split level 2: A/B overlap $(num "$ab")% (<=0.1%, raw), co-run A $(num "$co_a")% B $(num "$co_b")% (>=90%, trace), C beside A $(num "$ac")% (>=50%, trace), turn 400 ms"
+finish "levels $(for l in "$COSCHED_SYSFS"/levels/*; do echo -n "$(basename "$l")=$(cat "$l/name") "; done)as derived; at split level 2: A/B overlap $(num "$ab")% (<=0.1%, raw), co-run A $(num "$co_a")% B $(num "$co_b")% (>=90%, trace), C beside A $(num "$ac")% (>=20%, trace), turn 400 ms"
