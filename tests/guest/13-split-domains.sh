@@ -61,9 +61,7 @@ done
 check_eq "max_level" "$(rd "$COSCHED_SYSFS/max_level")" $((${#want[@]} + 1))
 
 # A and B on split span 0-3, C on 4-7.
-L2=$COSCHED_SYSFS/levels/2
-turn0=$(cat "$L2/turn_us" 2>/dev/null)
-[ -n "$turn0" ] && echo 400000 > "$L2/turn_us" && log "# levels/2/turn_us: 400000 for TCG (was $turn0)"
+level_turn_us 2 400000
 cg_create A; cg_cpus A 0-3
 cg_create B; cg_cpus B 0-3
 cg_create C; cg_cpus C 4-7
@@ -90,5 +88,4 @@ check_ge "C on split span 4-7 beside A, % of A's run time (trace)" "$ac" 20
 if [ "$COSCHED" = 1 ]; then
 	for g in A B C; do cg_sched $g 0 || fail "cannot set $g back to 0"; done
 fi
-[ -n "$turn0" ] && echo "$turn0" > "$L2/turn_us"
 finish "levels $(for l in "$COSCHED_SYSFS"/levels/*; do echo -n "$(basename "$l")=$(cat "$l/name") "; done)as derived; at split level 2: A/B overlap $(num "$ab")% (<=0.1%, raw), co-run A $(num "$co_a")% B $(num "$co_b")% (>=90%, trace), C beside A $(num "$ac")% (>=20%, trace), turn 400 ms"

@@ -19,9 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 test_init 21-l2-exclusion
 require_cosched
-L2=$COSCHED_SYSFS/levels/2
-turn0=$(cat "$L2/turn_us" 2>/dev/null)
-[ -n "$turn0" ] && echo 400000 > "$L2/turn_us" && log "# levels/2/turn_us: 400000 for TCG (was $turn0)"
+level_turn_us 2 400000
 
 for g in A B; do
 	cg_create $g
@@ -55,5 +53,4 @@ check_ge "B co-run % (trace)" "$co_b" 90
 if [ "$COSCHED" = 1 ]; then
 	for g in A B; do cg_sched $g 0 || fail "cannot set $g back to 0"; done
 fi
-[ -n "$turn0" ] && echo "$turn0" > "$L2/turn_us"
 finish "A/B overlap $(num "$cross")% (<=0.1%, raw) [trace $(num "$t_cross")%], co-run A $(num "$co_a")% B $(num "$co_b")% (>=90%, trace), shares A $(num "$(kv out group A share_pct)")% B $(num "$(kv out group B share_pct)")%, turn 400 ms"

@@ -22,11 +22,9 @@
 . "$(dirname "$0")/lib.sh"
 test_init 22-l2-gang
 require_cosched
-L2=$COSCHED_SYSFS/levels/2
 log "# levels: $(for l in "$COSCHED_SYSFS"/levels/*; do echo -n "$(basename "$l")=$(cat "$l/name"):$(paste -sd' ' "$l/spans") "; done)"
 log "# levelhold: ${COSCHED_LEVELHOLD:-unset}"
-turn0=$(cat "$L2/turn_us" 2>/dev/null)
-[ -n "$turn0" ] && echo 400000 > "$L2/turn_us" && log "# levels/2/turn_us: 400000 for TCG (was $turn0)"
+level_turn_us 2 400000
 
 cg_create G; cg_cpus G 0-3
 cg_create P; cg_cpus P 0-3
@@ -60,5 +58,4 @@ check_ge "200:100: G co-run % (trace)" "$t_w2" 90
 check_within "200:100: G share %" "$s_w2" 66.67 10
 
 [ "$COSCHED" = 1 ] && { cg_sched G 0 || fail "cannot set G back to 0"; }
-[ -n "$turn0" ] && echo "$turn0" > "$L2/turn_us"
 finish "G/P overlap $(num "$x_eq")%/$(num "$x_w2")% (<=0.1%, raw), G co-run $(num "$t_eq")%/$(num "$t_w2")% (>=90%, trace), G share $(num "$s_eq")%/$(num "$s_w2")% (50/67 +-10), turn 400 ms"

@@ -29,9 +29,7 @@
 . "$(dirname "$0")/lib.sh"
 test_init 23-l2-forced-idle
 require_cosched
-L2=$COSCHED_SYSFS/levels/2
-turn0=$(cat "$L2/turn_us" 2>/dev/null)
-[ -n "$turn0" ] && echo 400000 > "$L2/turn_us" && log "# levels/2/turn_us: 400000 for TCG (was $turn0)"
+level_turn_us 2 400000
 schedstats_set 0 || fail "cannot switch schedstats off"
 
 cg_create G; cg_cpus G 0-3
@@ -69,5 +67,4 @@ check_ge "force_idle_usec growth / measured forced idle" "$ratio" 0.5
 check_le "force_idle_usec growth / measured forced idle" "$ratio" 1.5
 
 [ "$COSCHED" = 1 ] && { cg_sched G 0 || fail "cannot set G back to 0"; }
-[ -n "$turn0" ] && echo "$turn0" > "$L2/turn_us"
 finish "G/P overlap $(num "$ov")% (<=0.1%, raw), shares G $(num "$s_g")% P $(num "$s_p")% (>=15%), q4 $(num "$q4")% (>=99%, trace), G force_idle_usec +$d_fi us vs measured ${m_fi:-?} us (ratio ${ratio:-?}, 0.5-1.5), turn 400 ms"

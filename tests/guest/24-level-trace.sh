@@ -39,14 +39,6 @@ test_init 24-level-trace
 require_cosched
 T=/sys/kernel/tracing
 tracefs_ready || fail "no tracefs"
-turn0=()
-restore_turns() {
-	local l
-	for l in "${!turn0[@]}"; do
-		[ -n "${turn0[$l]}" ] && echo "${turn0[$l]}" > "$COSCHED_SYSFS/levels/$l/turn_us"
-	done
-}
-trap 'rc=$?; restore_turns; (exit $rc); cleanup' EXIT
 if [ ! -e $T/events/sched/sched_cosched_switch ]; then
 	fail "no sched/sched_cosched_switch event in $T/events (stock kernel?)"
 	finish "no sched_cosched_switch tracepoint"
@@ -57,9 +49,7 @@ log "# format: $(grep -o 'print fmt: "[^"]*"' $T/events/sched/sched_cosched_swit
 measure() {
 	local level=$1 cpus=$2 g=G$1 p=P$1 gid c gpids ppids
 	shift 2
-	turn0[$level]=$(cat "$COSCHED_SYSFS/levels/$level/turn_us" 2>/dev/null)
-	[ -n "${turn0[$level]}" ] && echo 50000 > "$COSCHED_SYSFS/levels/$level/turn_us" &&
-		log "# levels/$level/turn_us: 50000 (was ${turn0[$level]})"
+	level_turn_us "$level" 50000
 	cg_create "$g"; cg_cpus "$g" "$cpus"
 	cg_create "$p"; cg_cpus "$p" "$cpus"
 	for c in "$@"; do spin_in "$g" "$c"; spin_in "$p" "$c"; done

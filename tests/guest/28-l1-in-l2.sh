@@ -17,9 +17,7 @@
 . "$(dirname "$0")/lib.sh"
 test_init 28-l1-in-l2
 require_cosched
-L2=$COSCHED_SYSFS/levels/2
-turn0=$(cat "$L2/turn_us" 2>/dev/null)
-[ -n "$turn0" ] && echo 400000 > "$L2/turn_us" && log "# levels/2/turn_us: 400000 for TCG (was $turn0)"
+level_turn_us 2 400000
 
 cg_create O; cg_cpus O 0-3
 cg_create I O; cg_create J O
@@ -57,5 +55,4 @@ check_ge "P share %" "$s_p" 10
 if [ "$COSCHED" = 1 ]; then
 	for g in O/I O/J O; do cg_sched "$g" 0 || fail "cannot set $g back to 0"; done
 fi
-[ -n "$turn0" ] && echo "$turn0" > "$L2/turn_us"
 finish "outer I/P $(num "$ip")% J/P $(num "$jp")%, inner per core $(num "$c01")% $(num "$c23")% (<=0.1%, raw), shares I $(num "$s_i")% J $(num "$s_j")% P $(num "$s_p")% (>=10%), turn 400 ms"

@@ -36,11 +36,9 @@ VCG=$CG/machine.slice/$VM_UNIT
 GRP=vm:$VM_UNIT
 LVL=$COSCHED_SYSFS/levels/$VM_LEVEL
 daemon_test "/etc/coschedd/conf.d/$TEST_NAME.conf"
-turn0=
 vm_teardown() {
 	systemctl stop "$VM_UNIT" 2>/dev/null
 	systemctl reset-failed "$VM_UNIT" 2>/dev/null
-	[ -n "$turn0" ] && echo "$turn0" > "$LVL/turn_us"
 }
 trap 'rc=$?; vm_teardown; daemon_teardown; (exit $rc); cleanup' EXIT
 # CPU 0's core keeps the housekeeping, as in 52.
@@ -51,8 +49,7 @@ systemctl reload coschedd || fail "reload"
 if [ "$VM_LEVEL" -gt 1 ]; then
 	# Turns above the core under TCG: 400 ms, as 22-l2-gang sets and
 	# explains (about 10 ms lost at each end of a turn here).
-	turn0=$(cat "$LVL/turn_us" 2>/dev/null)
-	[ -n "$turn0" ] && echo 400000 > "$LVL/turn_us" && log "# levels/$VM_LEVEL/turn_us: 400000 for TCG (was $turn0)"
+	level_turn_us "$VM_LEVEL" 400000
 fi
 
 # vcpu_tids: the VM's vCPU threads "CPU N/TCG", in N order.

@@ -104,6 +104,15 @@ _restore_all() {
 	done
 }
 
+# level_turn_us LEVEL US: levels/LEVEL/turn_us := US for this test
+# (restored on exit), where the kernel has the file: the level tests'
+# turns (400 ms under TCG: why in 22-l2-gang).
+level_turn_us() {
+	local f=$COSCHED_SYSFS/levels/$1/turn_us
+	[ -e "$f" ] || return 0
+	set_restore "$f" "$2" && log "# levels/$1/turn_us: $2 for this test (was ${RESTORE_VALUES[-1]})"
+}
+
 # cosched_poll_window NS: a CPU forced idle by its core polls at most
 # /sys/kernel/cosched/idle_poll_ns, then halts; under TCG, waking a halted
 # vCPU costs hundreds of microseconds, which a gang's co-run floor cannot
