@@ -12,6 +12,11 @@
 #   SOAK=SECONDS           soak length for the tests that have one
 #                          (80-stress): passed as cosched.soak=, and
 #                          added to every test's time limit
+#   BOOT_ARGS="..."        kernel arguments appended to every boot, after
+#                          the tests' own (the last of a parameter wins):
+#                          BOOT_ARGS=cosched_max_level=0 runs the semantic
+#                          tests with coscheduling off, where they must
+#                          fail as on the stock kernel
 #
 # Exit status is non-zero if any test failed, a guest did not come up or
 # finish, or a guest kernel log shows a warning, BUG, lockdep report, Oops
@@ -137,7 +142,7 @@ BAD='WARNING:|BUG:|Oops|general protection fault|Kernel panic|possible (circular
 boot_guest() {
 	# shellcheck disable=SC2086
 	SMP=${smp:-${SMP:-}} TIMEOUT=$timeout "$TOP/scripts/boot-guest.sh" test "$KERNEL" "$dir" \
-		"cosched.tests=$tests" $args ${SOAK:+cosched.soak=$SOAK}
+		"cosched.tests=$tests" $args ${SOAK:+cosched.soak=$SOAK} ${BOOT_ARGS:-}
 }
 
 phase_start "guest-$KERNEL"
@@ -156,7 +161,7 @@ for key in "${order[@]}"; do
 		l=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$TOP/tests/guest/$t.sh" | head -1)
 		timeout=$((timeout + ${l:-300} + ${SOAK:-0}))
 	done
-	echo "boot $boot: ${args:-default args}${smp:+ (-smp $smp)}: $tests"
+	echo "boot $boot: ${args:-default args}${BOOT_ARGS:+ $BOOT_ARGS}${smp:+ (-smp $smp)}: $tests"
 	boot_guest
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
 	# live text patching (static keys flipped by late initcalls, or by
