@@ -1,0 +1,64 @@
+#!/bin/bash
+# timeout: 240
+# boot: cosched_max_level=3 cosched.levelhold=1
+# Two levels above the core at once (issue 10 point 2, "every level"): X
+# coscheduled at level 3 (the machine, CPUs 0-7) with 8 spinners, one per
+# CPU; B coscheduled at level 2 with 4 spinners on package 0 (CPUs 0-3);
+# a plain group P with 4 spinners on package 1 (CPUs 4-7).  A CPU follows
+# the widest span that has an owner: in X's machine-wide turn every CPU
+# runs X; in the machine's open turn, package 0 takes turns between B and
+# its open work, and package 1 runs P.
+#  - X ran at once with B, and with P, <= 0.1% of the shorter run time
+#    (raw view: what executed); B and P may run at once (other package);
+#  - all 8 of X's threads ran together >= 90% of the time any of them ran,
+#    and all 4 of B's >= 90% (trace view, as in 21-l2-exclusion);
+#  - X, B and P each got >= 10% of the run time (raw view; with equal
+#    weights about 50%, 25% and 25%: X holds the machine half the time,
+#    and B and P share the other half, one package each).
+# Turns of 1 s at levels 2 and 3 for TCG (why in 22-l2-gang and
+# 31-l3-exclusion): here a CPU of package 0 switches at both levels' ends
+# of turns, each costing tens of ms of follow time under TCG: at 400 ms
+# turns X's co-run came out 88.4%, and with 1 s at level 3 only, B's 87.9%
+# (2026-12-05).
+# The shares are printed, with a floor against starvation only: X got
+# 26%, B 36%, P 38% in a first run, 42%, 27%, 31% in a second
+# (2026-12-05).
+# On the stock kernel and at cosched_max_level=0 X overlaps B and P, and
+# the test fails.
+. "$(dirname "$0")/lib.sh"
+test_init 33-level-compose
+require_cosched
+level_turn_us 2 1000000
+level_turn_us 3 1000000
+
+cg_create X; cg_cpus X 0-7
+cg_create B; cg_cpus B 0-3
+cg_create P; cg_cpus P 4-7
+if ! cg_sched X 3 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule X at level 3"; fi
+if ! cg_sched B 2 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule B at level 2"; fi
+tracefs_ready || fail "no sched_switch tracing"
+args=()
+for c in 0 1 2 3 4 5 6 7; do args+=(--task "x$c:$c:$(cg_rel X):X"); done
+for c in 0 1 2 3; do args+=(--task "b$c:$c:$(cg_rel B):B"); done
+for c in 4 5 6 7; do args+=(--task "p$c:$c:$(cg_rel P):P"); done
+corun_run out --trace --setup-timeout 60 "${args[@]}"
+
+xb=$(kv out gpair X,B overlap_pct_of_min)
+xp=$(kv out gpair X,P overlap_pct_of_min)
+co_x=$(kv out group X trace_all_pct_of_union)
+co_b=$(kv out group B trace_all_pct_of_union)
+sx=$(kv out group X share_pct); sb=$(kv out group B share_pct); sp=$(kv out group P share_pct)
+log "# trace view overlap: X/B $(kv out gpair X,B trace_overlap_pct_of_min)%, X/P $(kv out gpair X,P trace_overlap_pct_of_min)%; B/P (allowed) $(kv out gpair B,P overlap_pct_of_min)%; corun setup $(kv out run summary setup_us) us"
+check_le "X/B overlap % (raw)" "$xb" 0.1
+check_le "X/P overlap % (raw)" "$xp" 0.1
+check_ge "X co-run % (trace)" "$co_x" 90
+check_ge "B co-run % (trace)" "$co_b" 90
+check_ge "X share %" "$sx" 10
+check_ge "B share %" "$sb" 10
+check_ge "P share %" "$sp" 10
+
+if [ "$COSCHED" = 1 ]; then
+	cg_sched B 0 || fail "cannot set B back to 0"
+	cg_sched X 0 || fail "cannot set X back to 0"
+fi
+finish "X(3)/B(2) overlap $(num "$xb")%, X/P $(num "$xp")% (<=0.1%, raw), co-run X $(num "$co_x")% B $(num "$co_b")% (>=90%, trace), shares X $(num "$sx")% B $(num "$sb")% P $(num "$sp")% (>=10%), turns 1 s"
