@@ -16,28 +16,37 @@
 # (in its write to cgroup.procs) makes the next task's move wait for its
 # next turn, 8 times in a row at 400 ms turns (documented as a limit; the
 # setup time is printed, setup_us).  --setup-timeout 60.
+# 31-l3-exclusion runs this test at level 3 through the EXCL_ variables
+# (as 82-stress-levels runs 80-stress): EXCL_NAME, EXCL_LEVEL, EXCL_CPUS
+# (one spinner per group on each), EXCL_TURN_US, EXCL_CORUN (the co-run
+# floor, %), EXCL_CORUN_NOTE (why a floor differs), EXCL_DURATION.
 . "$(dirname "$0")/lib.sh"
-test_init 21-l2-exclusion
+test_init "${EXCL_NAME:-21-l2-exclusion}"
 require_cosched
-level_turn_us 2 400000
+level=${EXCL_LEVEL:-2}
+read -ra cpus <<< "${EXCL_CPUS:-0 1 2 3}"
+turn_us=${EXCL_TURN_US:-400000}
+floor=${EXCL_CORUN:-90}
+DURATION=${EXCL_DURATION:-$DURATION}
+level_turn_us "$level" "$turn_us"
 
 for g in A B; do
 	cg_create $g
-	cg_cpus $g 0-3
-	if ! cg_sched $g 2 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule $g at level 2"; fi
+	cg_cpus $g "${cpus[0]}-${cpus[-1]}"
+	if ! cg_sched $g "$level" && [ "$COSCHED" = 1 ]; then fail "cannot coschedule $g at level $level"; fi
 done
 tracefs_ready || fail "no sched_switch tracing"
 args=()
-for c in 0 1 2 3; do
+for c in "${cpus[@]}"; do
 	args+=(--task "a$c:$c:$(cg_rel A):A" --task "b$c:$c:$(cg_rel B):B")
 done
 corun_run out --trace --setup-timeout 60 "${args[@]}"
 
 ov=$(kv out gpair A,B overlap_pct_of_min)
 pairs=()
-for c in 0 1 2 3; do
-	for d in 0 1 2 3; do
-		[ $c = $d ] || pairs+=("$(kv out pair "a$c,b$d" overlap_pct_of_min)")
+for c in "${cpus[@]}"; do
+	for d in "${cpus[@]}"; do
+		[ "$c" = "$d" ] || pairs+=("$(kv out pair "a$c,b$d" overlap_pct_of_min)")
 	done
 done
 cross=$(max "$ov" "${pairs[@]}")
@@ -47,10 +56,10 @@ co_b=$(kv out group B trace_all_pct_of_union)
 log "# overlap: groups $ov%, worst with the cross pairs $cross% (trace view: $t_cross%)"
 log "# shares: A $(kv out group A share_pct)%, B $(kv out group B share_pct)%; corun setup $(kv out run summary setup_us) us"
 check_le "A/B overlap % (raw)" "$cross" 0.1
-check_ge "A co-run % (trace)" "$co_a" 90
-check_ge "B co-run % (trace)" "$co_b" 90
+check_ge "A co-run % (trace)" "$co_a" "$floor"
+check_ge "B co-run % (trace)" "$co_b" "$floor"
 
 if [ "$COSCHED" = 1 ]; then
 	for g in A B; do cg_sched $g 0 || fail "cannot set $g back to 0"; done
 fi
-finish "A/B overlap $(num "$cross")% (<=0.1%, raw) [trace $(num "$t_cross")%], co-run A $(num "$co_a")% B $(num "$co_b")% (>=90%, trace), shares A $(num "$(kv out group A share_pct)")% B $(num "$(kv out group B share_pct)")%, turn 400 ms"
+finish "A/B overlap $(num "$cross")% (<=0.1%, raw) [trace $(num "$t_cross")%], co-run A $(num "$co_a")% B $(num "$co_b")% (>=$floor%, trace${EXCL_CORUN_NOTE:+, $EXCL_CORUN_NOTE}), shares A $(num "$(kv out group A share_pct)")% B $(num "$(kv out group B share_pct)")%, turn $((turn_us / 1000)) ms"

@@ -24,42 +24,7 @@
 # corun's setup as in 21-l2-exclusion: --setup-timeout 60.
 # On the stock kernel and at cosched_max_level=0 A and B are plain
 # groups: they overlap about half the time, and the test fails.
-. "$(dirname "$0")/lib.sh"
-test_init 31-l3-exclusion
-require_cosched
-level_turn_us 3 1000000
-DURATION=20
-
-for g in A B; do
-	cg_create $g
-	cg_cpus $g 0-7
-	if ! cg_sched $g 3 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule $g at level 3"; fi
-done
-tracefs_ready || fail "no sched_switch tracing"
-args=()
-for c in 0 1 2 3 4 5 6 7; do
-	args+=(--task "a$c:$c:$(cg_rel A):A" --task "b$c:$c:$(cg_rel B):B")
-done
-corun_run out --trace --setup-timeout 60 "${args[@]}"
-
-ov=$(kv out gpair A,B overlap_pct_of_min)
-pairs=()
-for c in 0 1 2 3 4 5 6 7; do
-	for d in 0 1 2 3 4 5 6 7; do
-		[ $c = $d ] || pairs+=("$(kv out pair "a$c,b$d" overlap_pct_of_min)")
-	done
-done
-cross=$(max "$ov" "${pairs[@]}")
-t_cross=$(kv out gpair A,B trace_overlap_pct_of_min)
-co_a=$(kv out group A trace_all_pct_of_union)
-co_b=$(kv out group B trace_all_pct_of_union)
-log "# overlap: groups $ov%, worst with the cross pairs $cross% (trace view: $t_cross%)"
-log "# shares: A $(kv out group A share_pct)%, B $(kv out group B share_pct)%; corun setup $(kv out run summary setup_us) us"
-check_le "A/B overlap % (raw)" "$cross" 0.1
-check_ge "A co-run % (trace)" "$co_a" 85
-check_ge "B co-run % (trace)" "$co_b" 85
-
-if [ "$COSCHED" = 1 ]; then
-	for g in A B; do cg_sched $g 0 || fail "cannot set $g back to 0"; done
-fi
-finish "A/B overlap $(num "$cross")% (<=0.1%, raw) [trace $(num "$t_cross")%], co-run A $(num "$co_a")% B $(num "$co_b")% (>=85%, trace, TCG), shares A $(num "$(kv out group A share_pct)")% B $(num "$(kv out group B share_pct)")%, turn 1 s"
+# The test is 21-l2-exclusion's, with these values.
+EXCL_NAME=31-l3-exclusion EXCL_LEVEL=3 EXCL_CPUS="0 1 2 3 4 5 6 7" \
+EXCL_TURN_US=1000000 EXCL_CORUN=85 EXCL_CORUN_NOTE=TCG EXCL_DURATION=20 \
+	exec "$(dirname "$0")/21-l2-exclusion.sh"
