@@ -11,7 +11,7 @@
 # packages), B pinned to package 0 (0-3), moved to package 1 (4-7) while
 # it runs, then back; a plain group P with a spinner on each of CPUs 0-7.
 # Over 3 phases of 4 s, from the scheduler's sched_switch trace:
-#  - A and B ran in every second of the run (progress > 0 in each 1-s
+#  - A and B ran in every second of the run (>= 50 ms in each 1-s
 #    window), and B ran on the package it was moved to (>= 90% of its
 #    run time in each phase, the first 0.5 s after a move left out);
 #  - on each package, G's and P's tasks never ran at once: <= 1% of G's
@@ -22,10 +22,12 @@
 #    0.1%; measured here 0.15% and 0.08% in a first run, 2026-12-05);
 #  - turn_us 400 ms at level 2 for TCG, as in 22-l2-gang.
 # On the stock kernel G is a plain group: G and P overlap, and it fails.
-# Not run by make test yet (tests/guest/README.md, wip/): in its second
-# run B had a second without running; in the guest it runs by hand as
-# /usr/lib/cosched-tests/guest/wip/27-level-affinity.sh in the level boot.
-. "$(dirname "$0")/../lib.sh"
+# History: in wip/ until 2026-12-06, because one run before patch 30 (a
+# turn ends early when its owner has nothing to run) had B without a run
+# for a whole second; six runs since then (2026-12-05/06) passed, the
+# least run of A or B in a second 164-402 ms, so each second must now
+# hold >= 50 ms of each (a turn is 400 ms and G gets about half of them).
+. "$(dirname "$0")/lib.sh"
 test_init 27-level-affinity
 require_cosched
 L2=$COSCHED_SYSFS/levels/2
@@ -132,12 +134,12 @@ END {
 cat "$WORK/aff"
 
 check_gt "1-s windows in the trace" "$(kv aff progress all windows)" 8
-check_gt "A ran in every second (least us in a window)" "$(kv aff progress all a_min_us)" 0
-check_gt "B ran in every second (least us in a window)" "$(kv aff progress all b_min_us)" 0
+check_ge "A ran in every second (least us in a window)" "$(kv aff progress all a_min_us)" 50000
+check_ge "B ran in every second (least us in a window)" "$(kv aff progress all b_min_us)" 50000
 for k in 1 2 3; do
 	check_ge "phase $k: B on package $(kv aff phase $k pkg) %" "$(kv aff phase $k b_on_pkg_pct)" 90
 done
 for pk in 0 1; do
 	check_le "package $pk: G and P at once %" "$(kv aff pkg $pk overlap_pct)" 1
 done
-finish "level 2, A on 0-7 and B moved 0-3 -> 4-7 -> 0-3 while running: least run per second A $(kv aff progress all a_min_us) us, B $(kv aff progress all b_min_us) us (> 0); B on its package $(kv aff phase 1 b_on_pkg_pct)/$(kv aff phase 2 b_on_pkg_pct)/$(kv aff phase 3 b_on_pkg_pct)% (>= 90); G/P at once on package 0 $(kv aff pkg 0 overlap_pct)%, 1 $(kv aff pkg 1 overlap_pct)% (<= 1%, trace)"
+finish "level 2, A on 0-7 and B moved 0-3 -> 4-7 -> 0-3 while running: least run per second A $(kv aff progress all a_min_us) us, B $(kv aff progress all b_min_us) us (>= 50000); B on its package $(kv aff phase 1 b_on_pkg_pct)/$(kv aff phase 2 b_on_pkg_pct)/$(kv aff phase 3 b_on_pkg_pct)% (>= 90); G/P at once on package 0 $(kv aff pkg 0 overlap_pct)%, 1 $(kv aff pkg 1 overlap_pct)% (<= 1%, trace)"
