@@ -1,5 +1,6 @@
 #!/bin/sh
-# Host-side checks of corun, schedw, gangbench, cookiectl and corehold: no cgroups, no root, any 2+ CPUs.
+# Host-side checks of corun, schedw, gangbench, cookiectl, corehold, tidrun,
+# switchtrace, vmspin.elf and vmrun: no cgroups, no root, any 2+ CPUs.
 # Run by "make -C tests/tools check".  The machine may be busy (kernel
 # builds), so the checks hold whatever share of a CPU the spinners get:
 #  - same CPU: two spinners never ran at once (overlap exactly 0) and
@@ -100,6 +101,42 @@ if [ "$got" = "9600 9600 9800 0" ]; then ok switchtrace-switched-in "$got"; else
 "$HERE/switchtrace" --level 3 --gid 55 --cpus 4-7 --g "101" --p "201" "$tmp/sw" > "$tmp/sw3.out"
 got="$(kv "$tmp/sw3.out" ev level=3 foreign)"
 if [ "$got" = 2 ]; then ok switchtrace-foreign "$got"; else bad switchtrace-foreign "got '$got'"; fi
+# vmrun on a canned dump (ns from the window's start): A's gaps of 200 us
+# (across the start), 30 us (shorter than --gap-us 50: it ran) and 100
+# us; B's of 150 us and one across the end; X runs 100 us while only B
+# does, 100 us while only B does, 50 us while only A does.  By hand: A ran
+# 800 us, B 750, both 550 of the 1000 us union; apart 4 windows, 450 us,
+# the longest 150; X 250 us, all of it beside the gang.
+cat > "$tmp/vm.dump" <<'DUMP'
+# vmrun dump: ns relative to the window's start
+window 1000000
+vcpu A 0
+gap A -100000 100000
+gap A 400000 430000
+gap A 600000 700000
+vcpu B 1
+gap B 300000 450000
+gap B 900000 2000000
+x X
+xseg 0 100000
+xseg 600000 700000
+xseg 950000 1000000
+DUMP
+"$HERE/vmrun" --analyze "$tmp/vm.dump" > "$tmp/vm"
+got="$(kv "$tmp/vm" vcpu A run_us) $(kv "$tmp/vm" vcpu A gaps) $(kv "$tmp/vm" vcpu B run_us) $(kv "$tmp/vm" vcpu B max_gap_us) $(kv "$tmp/vm" x X run_us) $(kv "$tmp/vm" pair A,B both_us) $(kv "$tmp/vm" pair A,B union_us) $(kv "$tmp/vm" pair A,B corun_pct_of_union) $(kv "$tmp/vm" pair A,B apart_n) $(kv "$tmp/vm" pair A,B apart_max_us) $(kv "$tmp/vm" gpair AB,X overlap_us) $(kv "$tmp/vm" gpair AB,X overlap_pct_of_min) $(kv "$tmp/vm" gpair AB,X overlap_n)"
+if [ "$got" = "800 2 750 150 250 550 1000 55.00 4 150 250 100.000 3" ]; then ok vmrun-analyze "$got"; else bad vmrun-analyze "got '$got'"; fi
+# Per vCPU, X beside it: A 50 us once, B 200 us in two windows.
+got="$(kv "$tmp/vm" vcpu A x_overlap_us) $(kv "$tmp/vm" vcpu A x_overlap_n) $(kv "$tmp/vm" vcpu B x_overlap_us) $(kv "$tmp/vm" vcpu B x_overlap_n) $(kv "$tmp/vm" vcpu B x_overlap_max_us)"
+if [ "$got" = "50 1 200 2 100" ]; then ok vmrun-x-per-vcpu "$got"; else bad vmrun-x-per-vcpu "got '$got'"; fi
+# Follow bound 100 us: the 150 us apart window is long; gap threshold
+# 120 us: A's 100 us gap counts as running, so A ran from 100 us on.
+"$HERE/vmrun" --analyze "$tmp/vm.dump" --follow-us 100 --gap-us 120 > "$tmp/vm2"
+got="$(kv "$tmp/vm2" pair A,B apart_long_us) $(kv "$tmp/vm2" vcpu A run_us) $(kv "$tmp/vm2" vcpu A gaps) $(kv "$tmp/vm2" pair A,B both_us) $(kv "$tmp/vm2" pair A,B corun_follow_pct) $(kv "$tmp/vm2" run summary gap_us)"
+if [ "$got" = "150 900 1 650 85.00 120" ]; then ok vmrun-thresholds "$got"; else bad vmrun-thresholds "got '$got'"; fi
+printf 'window 1000\nvcpu A 0\nbogus\n' > "$tmp/vm.bad"
+if "$HERE/vmrun" --analyze "$tmp/vm.bad" > /dev/null 2> "$tmp/vm.err"; then bad vmrun-bad-dump "accepted"
+else ok vmrun-bad-dump "$(cat "$tmp/vm.err")"; fi
+
 # vmspin.elf: a 32-bit multiboot ELF whose header QEMU finds.
 if od -A n -t x4 -j 4096 -N 12 "$HERE/vmspin.elf" | grep -q "1badb002 00000000 e4524ffe"; then ok vmspin-multiboot-header
 else bad vmspin-multiboot-header "$(od -A d -t x4 "$HERE/vmspin.elf" | grep -m1 1badb002)"; fi
@@ -194,6 +231,35 @@ usage_exits_1() {
 usage_exits_1 corun-usage "$CORUN" "" "--task a" "--task a:x" "--task a:0 --task a:1" \
 	"--duration -1 --task a:0" "--task a,b:0" "--follow-us x --task a:0" \
 	"--follow-us -1 --task a:0"
+
+usage_exits_1 vmrun-usage "$HERE/vmrun" "" "--mem x" "--vcpus 2" "--mem x --vcpus 1" \
+	"--mem x --vcpus 9" "--mem x --vcpus 2.5" "--mem x --vcpus 2 --x a" "--mem x --vcpus 2 --gap-us 0" \
+	"--mem $tmp/missing --vcpus 2" "--analyze $tmp/missing" "--mem x --vcpus 2 extra"
+
+# vmspin.elf and vmrun end to end, where the host has QEMU: a 2-vCPU VM
+# (TCG) whose RAM is a file here, X on CPU 1, a 1 s window.  The host may
+# be busy, so only that it measured is judged: both vCPUs found by APIC
+# id and seen running, X ran, the calibration brackets were checked.
+if command -v qemu-system-x86_64 > /dev/null; then
+	timeout 30 qemu-system-x86_64 -accel tcg,thread=multi -smp 2 -m 32 -nodefaults \
+		-object memory-backend-file,id=mem,size=32M,mem-path="$tmp/vm.ram",share=on \
+		-machine memory-backend=mem -display none -serial none -monitor none \
+		-kernel "$HERE/vmspin.elf" > "$tmp/qemu.log" 2>&1 &
+	qpid=$!
+	for _ in $(seq 50); do [ -s "$tmp/vm.ram" ] && break; sleep 0.1; done
+	"$HERE/vmrun" --mem "$tmp/vm.ram" --vcpus 2 --x 1 --duration 1 --warmup 0.2 > "$tmp/vme2e" 2> "$tmp/vme2e.err"
+	rc=$?
+	kill "$qpid" 2> /dev/null; wait "$qpid" 2> /dev/null
+	if [ $rc -eq 0 ] && [ "$(kv "$tmp/vme2e" vcpu A apic) $(kv "$tmp/vme2e" vcpu B apic)" = "0 1" ] &&
+	   [ "$(kv "$tmp/vme2e" vcpu A run_us)" -gt 0 ] && [ "$(kv "$tmp/vme2e" vcpu B run_us)" -gt 0 ] &&
+	   [ "$(kv "$tmp/vme2e" x X run_us)" -gt 0 ] && [ "$(kv "$tmp/vme2e" calib summary checks)" -gt 0 ]; then
+		ok vmrun-qemu "vCPU co-run $(kv "$tmp/vme2e" pair A,B corun_pct_of_union)%, overlap with X $(kv "$tmp/vme2e" gpair AB,X overlap_pct_of_min)%, TSC $(kv "$tmp/vme2e" calib summary tsc_mhz) MHz, calibration error $(kv "$tmp/vme2e" calib summary err_us) us (host load)"
+	else
+		bad vmrun-qemu "rc=$rc"; cat "$tmp/vme2e" "$tmp/vme2e.err" "$tmp/qemu.log"
+	fi
+else
+	echo "info no qemu-system-x86_64 on this host: vmspin.elf and vmrun not run end to end"
+fi
 
 # schedw: exact errno names.
 : > "$tmp/f"
