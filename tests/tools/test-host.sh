@@ -239,7 +239,10 @@ usage_exits_1 vmrun-usage "$HERE/vmrun" "" "--mem x" "--vcpus 2" "--mem x --vcpu
 # vmspin.elf and vmrun end to end, where the host has QEMU: a 2-vCPU VM
 # (TCG) whose RAM is a file here, X on CPU 1, a 1 s window.  The host may
 # be busy, so only that it measured is judged: both vCPUs found by APIC
-# id and seen running, X ran, the calibration brackets were checked.
+# id and seen running, X ran, the calibration took brackets and triples.
+# On a host whose CPUs' TSCs differ, QEMU's monotonic fix-up of its ticks
+# moves the VM's TSC offset: vmrun then says so and exits 2 (judged as
+# measured; offset_ok is printed).
 if command -v qemu-system-x86_64 > /dev/null; then
 	timeout 30 qemu-system-x86_64 -accel tcg,thread=multi -smp 2 -m 32 -nodefaults \
 		-object memory-backend-file,id=mem,size=32M,mem-path="$tmp/vm.ram",share=on \
@@ -250,10 +253,13 @@ if command -v qemu-system-x86_64 > /dev/null; then
 	"$HERE/vmrun" --mem "$tmp/vm.ram" --vcpus 2 --x 1 --duration 1 --warmup 0.2 > "$tmp/vme2e" 2> "$tmp/vme2e.err"
 	rc=$?
 	kill "$qpid" 2> /dev/null; wait "$qpid" 2> /dev/null
-	if [ $rc -eq 0 ] && [ "$(kv "$tmp/vme2e" vcpu A apic) $(kv "$tmp/vme2e" vcpu B apic)" = "0 1" ] &&
+	if { [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "TSC offset moved" "$tmp/vme2e.err" &&
+	       [ "$(grep -c '' "$tmp/vme2e.err")" = 1 ]; }; } &&
+	   [ "$(kv "$tmp/vme2e" vcpu A apic) $(kv "$tmp/vme2e" vcpu B apic)" = "0 1" ] &&
 	   [ "$(kv "$tmp/vme2e" vcpu A run_us)" -gt 0 ] && [ "$(kv "$tmp/vme2e" vcpu B run_us)" -gt 0 ] &&
-	   [ "$(kv "$tmp/vme2e" x X run_us)" -gt 0 ] && [ "$(kv "$tmp/vme2e" calib summary checks)" -gt 0 ]; then
-		ok vmrun-qemu "vCPU co-run $(kv "$tmp/vme2e" pair A,B corun_pct_of_union)%, overlap with X $(kv "$tmp/vme2e" gpair AB,X overlap_pct_of_min)%, TSC $(kv "$tmp/vme2e" calib summary tsc_mhz) MHz, calibration error $(kv "$tmp/vme2e" calib summary err_us) us (host load)"
+	   [ "$(kv "$tmp/vme2e" x X run_us)" -gt 0 ] && [ "$(kv "$tmp/vme2e" calib summary brackets)" -gt 0 ] &&
+	   [ "$(kv "$tmp/vme2e" calib summary checks)" -gt 0 ]; then
+		ok vmrun-qemu "rc=$rc: vCPU co-run $(kv "$tmp/vme2e" pair A,B corun_pct_of_union)%, overlap with X $(kv "$tmp/vme2e" gpair AB,X overlap_pct_of_min)%, loop $(kv "$tmp/vme2e" vcpu A loop_ns) ns, TSC $(kv "$tmp/vme2e" calib summary tsc_mhz) MHz, offset_ok $(kv "$tmp/vme2e" calib summary offset_ok), error bound $(kv "$tmp/vme2e" calib summary err_us) us (host load)"
 	else
 		bad vmrun-qemu "rc=$rc"; cat "$tmp/vme2e" "$tmp/vme2e.err" "$tmp/qemu.log"
 	fi

@@ -5,24 +5,27 @@
  * tidrun judges a VM's vCPU threads from the scheduler's sched_switch
  * trace; under TCG that trace records a sibling's switch late.  Here the
  * VM itself says when it ran: its payload, vmspin.elf, loops on every
- * vCPU reading the TSC and records each gap of 0x8000 ticks or more (the
+ * vCPU reading the TSC and records each gap of 0x10000 ticks or more (the
  * vCPU did not execute) as (before, after) in a ring in guest RAM, and
  * publishes its latest read as "now" (layout: vmspin.s).  The VM's RAM
  * is a file (QEMU's memory-backend-file,share=on), which vmrun maps.
  *
  * One clock.  Under TCG the nested guest's TSC is QEMU's cpu_get_ticks():
- * this guest's TSC plus an offset fixed at the VM's start.  vmrun maps
- * it to this guest's CLOCK_MONOTONIC (the clock of corun's recorders and
- * of the "mono" trace clock): it reads CLOCK_MONOTONIC (and the TSC)
- * around each read of a vCPU's "now" and its seqlock.  A value v seen
- * with seq s was read by the vCPU after it published seq s - 2, i.e.
- * after an earlier read of ours that still saw less than s - 2 began, and
- * before this read ended: v was current at a time in [a, b].  The
- * narrowest such bracket before the window and the narrowest after it
- * are the anchors of a linear map; every other bracket (both sessions
- * and short bursts during the window) checks it.  The error bound
- * printed is half the wider anchor plus the largest distance by which a
- * checked bracket missed the map.
+ * this guest's TSC plus an offset fixed at the VM's start.  vmrun reads
+ * its own TSC around each read of a vCPU's "now" and its seqlock: a value
+ * v seen with seq s was read by the vCPU after it published seq s - 2,
+ * i.e. after an earlier read of ours that still saw less than s - 2
+ * began (our TSC ta), and before this read ended (tb), so the offset is
+ * in [v - tb, v - ta].  Every such bracket (for --calib-ms per vCPU
+ * before the window, in short bursts four times a second during it, and
+ * after it) holds the one offset: their intersection is the offset and
+ * its width the error; an empty intersection (the offset moved) is an
+ * error.  Our TSC maps to CLOCK_MONOTONIC (the clock of corun's
+ * recorders and of the "mono" trace clock) linearly, from the narrowest
+ * of many (TSC, clock, TSC) triples before the window and the narrowest
+ * after it; every other triple checks the map.  The error bound printed
+ * is the offset's half width plus the wider anchor triple's half width
+ * plus the largest distance by which a triple missed the map.
  *
  * X: a spinner of another group, forked here like corun's tasks (joins
  * its cgroup, pinned to its CPU) and recorded like them: CLOCK_MONOTONIC
@@ -33,20 +36,22 @@
  * Output: "# " lines for people, records "KIND ID key=value ..." as
  * tidrun's (a gang of 2-8 vCPUs, letters in APIC-id order):
  *   vcpu A apic=.. run_us=.. run_pct_of_window=.. gaps=.. max_gap_us=..
- *        x_overlap_us=.. x_overlap_n=.. x_overlap_max_us=..
+ *        x_overlap_us=.. x_overlap_n=.. x_overlap_max_us=.. records=..
+ *        loops=.. loop_ns=.. (records and loops: live only)
  *   x X run_us=.. run_pct_of_window=.. segments=.. overflow=..
  *   pair A,B both_us=.. union_us=.. corun_pct_of_union=.. apart_n=..
  *        apart_us=.. apart_max_us=.. apart_long_us=.. corun_follow_pct=..
  *   gpair AB,X overlap_us=.. overlap_pct_of_min=.. overlap_n=..
  *        overlap_max_us=.. overlap_long_us=.. overlap_long_pct_of_min=..
- *   calib summary tsc_mhz=.. offset_ticks=.. offset_drift_ticks=..
- *        anchor_us=..,.. samples=.. checks=.. check_misses=..
- *        check_max_dev_us=.. err_us=..
+ *   calib summary tsc_mhz=.. offset_ticks=.. offset_width_ticks=..
+ *        offset_before_ticks=LO,HI offset_after_ticks=LO,HI brackets=..
+ *        offset_ok=0|1 offset_err_us=.. anchor_err_us=.. checks=..
+ *        check_misses=.. check_max_dev_us=.. err_us=.. payload_gap_us=..
  *   run summary window_us=.. gap_us=.. follow_us=.. vcpus=.. ok=0|1
  * Exit status: 0 measured, 1 usage or set-up error, 2 measured but
  * suspect (a ring or X's buffer overflowed, a record went backwards, a
- * vCPU was not seen running after the window, the --exec command
- * failed).
+ * vCPU was not seen running after the window, the offset moved, the
+ * --exec command failed).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -77,7 +82,7 @@
 #define NREC		131072U
 #define MAXID		8
 #define MAGIC		0x50534D56U
-#define PAYLOAD_GAP	0x8000		/* ticks: the payload's own threshold */
+#define PAYLOAD_GAP	0x10000		/* ticks: the payload's own threshold */
 #define MEM_MIN		(RING + MAXID * RING_SZ)
 
 struct hdr {
@@ -298,6 +303,8 @@ struct meas {
 	struct segs gaps[MAXID];
 	int has_x;
 	struct segs xseg;
+	int has_loops;			/* live: loops and records in the window */
+	uint64_t loops[MAXID], records[MAXID];
 };
 
 static void report(struct meas *m, int64_t gap_ns, int64_t follow_ns,
@@ -322,6 +329,9 @@ static void report(struct meas *m, int64_t gap_ns, int64_t follow_ns,
 		if (m->has_x)
 			printf(" x_overlap_us=%.0f x_overlap_n=%zu x_overlap_max_us=%.0f",
 			       us(r.xo[i].sum), r.xo[i].n, us(r.xo[i].max));
+		if (m->has_loops)
+			printf(" records=%" PRIu64 " loops=%" PRIu64 " loop_ns=%.0f", m->records[i],
+			       m->loops[i], m->loops[i] ? (double)r.run[i] / (double)m->loops[i] : 0.0);
 		printf("\n");
 		label[2 * i] = LETTERS[i];
 		label[2 * i + 1] = i + 1 < m->nv ? ',' : 0;
@@ -452,95 +462,143 @@ static uint64_t read_now(volatile struct hdr *h, uint32_t *seq)
 	return s1 == s2 && !(s1 & 1) ? v : 0;
 }
 
-/* v (the vCPU's TSC) was current at some mono time in [a, b]; ta, tb: our TSC */
-struct sample {
-	uint64_t v, ta, tb;
-	int64_t a, b;
+/*
+ * The vCPUs' TSC minus ours, bracketed: a vCPU's value v was read by it
+ * while our TSC was in [ta, tb], so the offset lies in [v - tb, v - ta].
+ * QEMU keeps it constant, so every bracket holds the same offset and
+ * their intersection [lo, hi] narrows it down (empty: it moved).
+ */
+struct offs {
+	size_t n;
+	int64_t lo, hi;
 };
 
-struct samples {
-	struct sample *v;
-	size_t n, cap;
-};
-
-static void samples_push(struct samples *l, const struct sample *s)
+static void offs_init(struct offs *o)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 1024;
-		l->v = realloc(l->v, l->cap * sizeof(*l->v));
-		if (!l->v) {
-			perror("vmrun: realloc");
-			exit(1);
-		}
-	}
-	l->v[l->n++] = *s;
+	o->n = 0;
+	o->lo = INT64_MIN;
+	o->hi = INT64_MAX;
+}
+
+static void offs_add(struct offs *o, int64_t lo, int64_t hi)
+{
+	o->n++;
+	if (lo > o->lo)
+		o->lo = lo;
+	if (hi < o->hi)
+		o->hi = hi;
+}
+
+static void offs_merge(struct offs *o, const struct offs *p)
+{
+	if (!p->n)
+		return;
+	offs_add(o, p->lo, p->hi);
+	o->n += p->n - 1;
 }
 
 #define HIST 1024
 
 /*
- * Bracket a vCPU's "now" for dur_ns: each of our reads notes when it
- * began (a, ta) and the last seq it saw.  A consistent read with seq s
- * ended at b; the vCPU read its TSC after it published s - 2, so after
- * our latest read that saw a seq below s - 2 began.
+ * Bracket a vCPU's "now" for dur_ns: each of our reads notes our TSC
+ * when it began and the last seq it saw.  A consistent read with seq s
+ * ended at tb; the vCPU read its TSC after it published s - 2, so after
+ * our latest read that still saw a seq below s - 2 began (ta).
  */
-static void calibrate(volatile struct hdr *h, int64_t dur_ns, struct samples *out)
+static void calibrate(volatile struct hdr *h, int64_t dur_ns, struct offs *o)
 {
-	static struct { int64_t a; uint64_t ta; uint32_t seq; } hist[HIST];
+	static struct { uint64_t ta; uint32_t seq; } hist[HIST];
 	size_t nh = 0;
 	int64_t end = mono() + dur_ns;
 
 	for (;;) {
-		int64_t a = mono();
 		uint64_t ta = __rdtsc();
 		uint32_t s1 = ld32(&h->seq);
 		uint64_t v = ld64(&h->now);
 		uint32_t s2 = ld32(&h->seq);
 		uint64_t tb = __rdtsc();
-		int64_t b = mono();
 
-		if (s1 == s2 && !(s1 & 1) && s1 >= 4) {
+		if (s1 == s2 && !(s1 & 1)) {
 			for (size_t k = 1; k <= nh && k <= HIST; k++) {
 				size_t j = (nh - k) % HIST;
 
 				if ((int32_t)(hist[j].seq - (s1 - 2)) < 0) {
-					struct sample sm = { v, hist[j].ta, tb, hist[j].a, b };
-
-					samples_push(out, &sm);
+					offs_add(o, (int64_t)(v - tb), (int64_t)(v - hist[j].ta));
 					break;
 				}
 			}
 		}
-		hist[nh % HIST].a = a;
 		hist[nh % HIST].ta = ta;
 		hist[nh % HIST].seq = s2;
 		nh++;
-		if (b >= end)
+		if (!(nh & 63) && mono() >= end)
 			break;
 	}
 }
 
-/* The narrowest bracket of a list. */
-static const struct sample *narrowest(const struct samples *l)
+/*
+ * Our TSC against CLOCK_MONOTONIC: the clock read c happened while our
+ * TSC was in [ta, tb].
+ */
+struct triple {
+	uint64_t ta, tb;
+	int64_t c;
+};
+
+struct triples {
+	struct triple *v;
+	size_t n, cap;
+};
+
+static void clock_triples(int64_t dur_ns, struct triples *l)
 {
-	const struct sample *best = NULL;
+	int64_t end = mono() + dur_ns;
+
+	for (;;) {
+		struct triple t;
+
+		t.ta = __rdtsc();
+		t.c = mono();
+		t.tb = __rdtsc();
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 4096;
+			l->v = realloc(l->v, l->cap * sizeof(*l->v));
+			if (!l->v) {
+				perror("vmrun: realloc");
+				exit(1);
+			}
+		}
+		l->v[l->n++] = t;
+		if (t.c >= end)
+			break;
+	}
+}
+
+static const struct triple *narrowest(const struct triples *l)
+{
+	const struct triple *best = NULL;
 
 	for (size_t i = 0; i < l->n; i++)
-		if (!best || l->v[i].b - l->v[i].a < best->b - best->a)
+		if (!best || l->v[i].tb - l->v[i].ta < best->tb - best->ta)
 			best = &l->v[i];
 	return best;
 }
 
-/* The map: mono = m0 + (v - v0) * k. */
+/* The map of a vCPU's TSC value: mono = m0 + (v - off - t0) * k. */
 struct tmap {
-	uint64_t v0;
-	int64_t m0;
+	uint64_t t0;
+	int64_t m0, off;
 	double k;
 };
 
+static int64_t tmap_ours(const struct tmap *t, uint64_t ours)
+{
+	return t->m0 + (int64_t)llround((double)(int64_t)(ours - t->t0) * t->k);
+}
+
 static int64_t tmap(const struct tmap *t, uint64_t v)
 {
-	return t->m0 + (int64_t)llround((double)(int64_t)(v - t->v0) * t->k);
+	return tmap_ours(t, v - (uint64_t)t->off);
 }
 
 /* ---------------------------------------------------------------- */
@@ -650,7 +708,7 @@ static void usage(FILE *f)
 "  --warmup SEC        X spins this long before the window (default 1)\n"
 "  --gap-us US         a gap longer than this is 'did not run', for the\n"
 "                      vCPUs and X alike (default 50; at least the\n"
-"                      payload's 0x8000 TSC ticks)\n"
+"                      payload's 0x10000 TSC ticks)\n"
 "  --follow-us US      apart and overlap windows longer than this are\n"
 "                      'long' (default 1000), as tidrun's\n"
 "  --cpu CPU           pin vmrun itself (the calibration reads) to CPU\n"
@@ -854,11 +912,17 @@ int main(int argc, char **argv)
 	}
 
 	/* Calibration before the window (X waits). */
-	struct samples s1 = { 0 }, s2 = { 0 }, chk = { 0 };
+	struct offs o1, o2, oc, oall;
+	struct triples t1 = { 0 }, t2 = { 0 }, tc = { 0 };
 	int64_t per = (int64_t)(calib_ms * 1e6);
+	uint32_t seqS[MAXID], seqE[MAXID];
 
+	offs_init(&o1);
+	offs_init(&o2);
+	offs_init(&oc);
 	for (int i = 0; i < nv; i++)
-		calibrate(h[i], per, &s1);
+		calibrate(h[i], per, &o1);
+	clock_triples(per / 4, &t1);
 
 	/* The window. */
 	int64_t t_go = mono(), S = t_go + (int64_t)(warmup * 1e9), E;
@@ -870,8 +934,12 @@ int main(int argc, char **argv)
 		x->end = E;
 		atomic_store(&x->go, 1);
 	}
-	while (mono() < S)
+	while (mono() < S - 2000000)
 		usleep(1000);
+	while (mono() < S)
+		;
+	for (int i = 0; i < nv; i++)
+		seqS[i] = ld32(&h[i]->seq);
 	if (cmd) {
 		char pidbuf[32];
 
@@ -888,17 +956,24 @@ int main(int argc, char **argv)
 		}
 	}
 	/* Check bursts: 4 a second, vCPU after vCPU. */
-	for (int k = 0; mono() < E - per / 8 - 10000000; k++) {
+	int64_t last_burst = E - per / 8 - per / 32 - 20000000;
+
+	for (int k = 0; mono() < last_burst; k++) {
 		int64_t next = S + (k + 1) * 250000000LL;
 
-		while (mono() < next && mono() < E - per / 8 - 10000000)
+		while (mono() < next && mono() < last_burst)
 			usleep(5000);
-		if (mono() >= E - per / 8 - 10000000)
+		if (mono() >= last_burst)
 			break;
-		calibrate(h[k % nv], per / 8, &chk);
+		calibrate(h[k % nv], per / 8, &oc);
+		clock_triples(per / 32, &tc);
 	}
-	while (mono() < E)
+	while (mono() < E - 2000000)
 		usleep(1000);
+	while (mono() < E)
+		;
+	for (int i = 0; i < nv; i++)
+		seqE[i] = ld32(&h[i]->seq);
 	if (x) {
 		int st2;
 
@@ -913,66 +988,82 @@ int main(int argc, char **argv)
 	int missing = 0;
 
 	for (int i = 0; i < nv; i++) {
-		size_t before = s2.n;
+		size_t before = o2.n;
 		int64_t until = mono() + 5000000000LL;
 
 		do
-			calibrate(h[i], per, &s2);
-		while (s2.n == before && mono() < until);
-		if (s2.n == before) {
+			calibrate(h[i], per, &o2);
+		while (o2.n == before && mono() < until);
+		if (o2.n == before) {
 			fprintf(stderr, "vmrun: vCPU %c did not run within 5 s after the window\n",
 				LETTERS[i]);
 			missing = 1;
 		}
 	}
-	const struct sample *a1 = narrowest(&s1), *a2 = narrowest(&s2);
+	clock_triples(per / 4, &t2);
 
-	if (!a1 || !a2 || a1->v == a2->v) {
+	/* The offset: one for all brackets. */
+	int offset_bad = 0;
+
+	oall = o1;
+	offs_merge(&oall, &oc);
+	offs_merge(&oall, &o2);
+	if (!o1.n || !o2.n) {
 		fprintf(stderr, "vmrun: no calibration brackets (%zu before, %zu after the window)\n",
-			s1.n, s2.n);
+			o1.n, o2.n);
 		printf("run summary ok=0 error=calibration\n");
 		return 1;
 	}
+	if (oall.lo > oall.hi) {
+		fprintf(stderr, "vmrun: the VM's TSC offset moved: the %zu brackets miss each other by %" PRId64
+			" ticks (before the window %" PRId64 "..%" PRId64 ", after %" PRId64 "..%" PRId64 ")\n",
+			oall.n, oall.lo - oall.hi, o1.lo, o1.hi, o2.lo, o2.hi);
+		offset_bad = 1;
+	}
+
+	/* Our TSC to CLOCK_MONOTONIC: the narrowest triples before and after. */
+	const struct triple *a1 = narrowest(&t1), *a2 = narrowest(&t2);
 	struct tmap tm;
 
-	tm.v0 = a1->v;
-	tm.m0 = a1->a + (a1->b - a1->a) / 2;
-	tm.k = (double)((a2->a + (a2->b - a2->a) / 2) - tm.m0) / (double)(int64_t)(a2->v - a1->v);
+	tm.t0 = a1->ta + (a1->tb - a1->ta) / 2;
+	tm.m0 = a1->c;
+	tm.k = (double)(a2->c - a1->c) / (double)(int64_t)(a2->ta + (a2->tb - a2->ta) / 2 - tm.t0);
+	tm.off = oall.lo + (oall.hi - oall.lo) / 2;
 
-	/* Check every bracket against the map. */
+	/* Check every other triple against the map. */
 	size_t nchk = 0, misses = 0;
 	int64_t maxdev = 0;
-	struct samples *all[3] = { &s1, &s2, &chk };
+	struct triples *all[3] = { &t1, &t2, &tc };
 
 	for (int l = 0; l < 3; l++)
 		for (size_t i = 0; i < all[l]->n; i++) {
-			const struct sample *sm = &all[l]->v[i];
-			int64_t t = tmap(&tm, sm->v), dev = 0;
+			const struct triple *t = &all[l]->v[i];
+			int64_t lo = tmap_ours(&tm, t->ta), hi = tmap_ours(&tm, t->tb), dev = 0;
 
-			if (sm == a1 || sm == a2)
+			if (t == a1 || t == a2)
 				continue;
 			nchk++;
-			if (t < sm->a)
-				dev = sm->a - t;
-			if (t > sm->b)
-				dev = t - sm->b;
+			if (t->c < lo)
+				dev = lo - t->c;
+			if (t->c > hi)
+				dev = t->c - hi;
 			if (dev) {
 				misses++;
 				if (dev > maxdev)
 					maxdev = dev;
 			}
 		}
-	int64_t half = (a1->b - a1->a) / 2 > (a2->b - a2->a) / 2 ?
-		       (a1->b - a1->a) / 2 : (a2->b - a2->a) / 2;
-	/* offset = vCPU TSC - our TSC, bracketed by each anchor */
-	double off1 = (double)(int64_t)(a1->v - a1->tb) / 2 + (double)(int64_t)(a1->v - a1->ta) / 2;
-	double off2 = (double)(int64_t)(a2->v - a2->tb) / 2 + (double)(int64_t)(a2->v - a2->ta) / 2;
+	double half_anchor = us(llround((double)(a1->tb - a1->ta > a2->tb - a2->ta ?
+					a1->tb - a1->ta : a2->tb - a2->ta) * tm.k / 2));
+	double off_err = offset_bad ? 0 : (double)(oall.hi - oall.lo) / 2 * tm.k / 1000;
+	double err = off_err + half_anchor + us(maxdev);
 
 	/* The rings, read after every vCPU ran past the window. */
 	int64_t payload_gap_ns = (int64_t)ceil(PAYLOAD_GAP * tm.k);
 	int backwards = 0, overflow = 0;
 
 	m.win = E - S;
+	m.has_loops = 1;
 	for (int i = 0; i < nv; i++) {
 		volatile struct hdr *hh = h[i];
 		uint32_t n1 = ld32(&hh->n), n2, first;
@@ -981,6 +1072,7 @@ int main(int argc, char **argv)
 		struct segs *g = &m.gaps[i];
 		static uint64_t copy[2 * NREC];
 
+		m.loops[i] = (uint32_t)(seqE[i] - seqS[i]) / 2;
 		memcpy(copy, ring, sizeof(copy));
 		n2 = ld32(&hh->n);
 		first = n2 > NREC ? n2 - NREC : 0;
@@ -995,6 +1087,8 @@ int main(int argc, char **argv)
 			}
 			if (j == first && n2 > NREC && tmap(&tm, ge) > S)
 				overflow++;
+			if (tmap(&tm, ge) > S && tmap(&tm, gs) < E)
+				m.records[i]++;
 			segs_push(g, tmap(&tm, gs) - S, tmap(&tm, ge) - S);
 		}
 		if (now && tmap(&tm, now) < E)	/* not seen running past the window */
@@ -1019,14 +1113,17 @@ int main(int argc, char **argv)
 
 	printf("# vmrun: %d vCPUs of %s, X %s on CPU %d, window %.3f s, one clock: CLOCK_MONOTONIC\n",
 	       nv, memfile, x ? "spinning" : "absent", xcpu, duration);
-	printf("# calibration: %zu brackets before, %zu after, %zu during the window; anchors %.1f us and %.1f us wide\n",
-	       s1.n, s2.n, chk.n, us(a1->b - a1->a), us(a2->b - a2->a));
+	printf("# calibration: the VM's TSC minus ours in [%" PRId64 ", %" PRId64 "] by %zu brackets"
+	       " (%zu before the window, %zu during, %zu after), ours to CLOCK_MONOTONIC by %zu triples"
+	       " (anchors %.3f and %.3f us wide)\n",
+	       oall.lo, oall.hi, oall.n, o1.n, oc.n, o2.n, t1.n + t2.n + tc.n,
+	       us(llround((double)(a1->tb - a1->ta) * tm.k)), us(llround((double)(a2->tb - a2->ta) * tm.k)));
 	if (gap_ns < payload_gap_ns) {
 		fprintf(stderr, "vmrun: --gap-us %.0f is below the payload's %d ticks (%.1f us): using that\n",
 			gap_us, PAYLOAD_GAP, us(payload_gap_ns));
 		gap_ns = payload_gap_ns;
 	}
-	if (backwards || overflow || missing)
+	if (backwards || overflow || missing || offset_bad)
 		status = 2;
 	if (backwards)
 		fprintf(stderr, "vmrun: %d gap records go backwards\n", backwards);
@@ -1041,10 +1138,12 @@ int main(int argc, char **argv)
 	snprintf(xextra, sizeof(xextra), " cpu=%d overflow=%d migrations=%d",
 		 xcpu, x ? x->overflow : 0, x ? x->migrations : 0);
 	report(&m, gap_ns, follow_ns, xextra);
-	printf("calib summary tsc_mhz=%.3f offset_ticks=%.0f offset_drift_ticks=%.0f anchor_us=%.1f,%.1f"
-	       " samples=%zu checks=%zu check_misses=%zu check_max_dev_us=%.1f err_us=%.1f payload_gap_us=%.1f\n",
-	       1000.0 / tm.k, off1, off2 - off1, us(a1->b - a1->a) / 2, us(a2->b - a2->a) / 2,
-	       s1.n + s2.n + chk.n, nchk, misses, us(maxdev), us(half + maxdev), us(payload_gap_ns));
+	printf("calib summary tsc_mhz=%.3f offset_ticks=%" PRId64 " offset_width_ticks=%" PRId64
+	       " offset_before_ticks=%" PRId64 ",%" PRId64 " offset_after_ticks=%" PRId64 ",%" PRId64
+	       " brackets=%zu offset_ok=%d offset_err_us=%.3f anchor_err_us=%.3f checks=%zu check_misses=%zu"
+	       " check_max_dev_us=%.3f err_us=%.3f payload_gap_us=%.1f\n",
+	       1000.0 / tm.k, tm.off, oall.hi - oall.lo, o1.lo, o1.hi, o2.lo, o2.hi, oall.n, !offset_bad,
+	       off_err, half_anchor, nchk, misses, us(maxdev), err, us(payload_gap_ns));
 	printf("run summary window_us=%.0f gap_us=%.0f follow_us=%.0f vcpus=%d x_cpu=%d"
 	       " backwards=%d overflow=%d ok=%d\n",
 	       us(m.win), us(gap_ns), us(follow_ns), nv, xcpu, backwards, overflow, status == 0);

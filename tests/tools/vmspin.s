@@ -8,9 +8,16 @@
 # protected mode.  Then every vCPU runs the same loop, identified by its
 # local APIC id (bits 31-24 of the APIC's ID register at 0xFEE00020):
 #
-#   loop: rdtsc; publish it as "now" (a seqlock); if it is at least GAP
-#         ticks after the previous read, the vCPU did not execute in
-#         between: record (previous, now) in its ring.
+#   loop: count down from SPIN; rdtsc; publish it as "now" (a seqlock);
+#         if it is at least GAP ticks after the previous read, the vCPU
+#         did not execute in between: record (previous, now) in its ring.
+#
+# The countdown: QEMU's TCG reads the TSC for rdtsc (cpu_get_ticks())
+# under a spinlock that all vCPU threads of the VM share (and the outer
+# TCG guest's own rdtsc, under its QEMU's), so a vCPU thread stopped
+# while it holds it stalls the others' next rdtsc: they record a gap
+# they spent spinning inside QEMU.  Plain code between two reads keeps
+# the lock mostly free.
 #
 # Guest-physical layout (with QEMU's -object memory-backend-file,share=on
 # the RAM file's offset is the guest-physical address; tests/tools/vmrun
@@ -31,21 +38,22 @@
 #             read after); a record is complete before n counts it
 # A vCPU with an APIC id above 7 spins without recording.
 #
-# GAP is 0x8000 ticks: 12.6 us at the 2.6 GHz TSC of the machines this
+# GAP is 0x10000 ticks: 25 us at the 2.6 GHz TSC of the machines this
 # runs on (the nested guest's TSC is QEMU's cpu_get_ticks(): the outer
-# guest's, which is the host's), below the 50 us that vmrun (like corun)
-# takes as "did not run" by default and above a loop of the nested TCG
-# vCPU (about 1 us), so vmrun can apply any threshold from about 13 us
-# up; what a longer threshold merges costs nothing here, and records
-# stay few (a full ring of 131072 is more than 10 s of 13 us gaps at
-# every 4 ms turn and timer tick).
+# guest's TSC plus an offset, and the outer guest's is the host's),
+# below the 50 us that vmrun (like corun) takes as "did not run" by
+# default and well above one loop (about 1 us on the host's TCG, a few
+# us nested), so vmrun can apply any threshold from 25 us up; a full
+# ring of 131072 records is more than 10 s of a gap at every 1 ms tick
+# and every turn.
 	.set TRAMP,	0x8000		# SIPI vector 0x08: CS:IP 0800:0000
 	.set HDR,	0x200000	# headers, 64 bytes per APIC id
 	.set RING,	0x400000	# rings, RING_SZ per APIC id
 	.set RING_SZ,	0x200000
 	.set NREC,	131072		# records per ring (RING_SZ / 16)
 	.set MAXID,	8		# APIC ids 0-7 record
-	.set GAP,	0x8000		# TSC ticks
+	.set GAP,	0x10000		# TSC ticks
+	.set SPIN,	8		# countdown between two rdtsc
 	.set MAGIC,	0x50534D56	# "VMSP"
 	.set H_MAGIC,	0
 	.set H_ID,	4
@@ -139,6 +147,9 @@ vcpu:
 	movl %edx, %ecx
 	movl $MAGIC, H_MAGIC(%esi)
 loop:
+	movl $SPIN, %ebp
+1:	decl %ebp
+	jnz 1b
 	rdtsc
 	incl H_SEQ(%esi)		# odd: now being written
 	movl %eax, H_NOW(%esi)
