@@ -15,8 +15,9 @@
 # Workloads: gangbench pipe ping-pong on one CPU and across an SMT pair,
 # hackbench (rt-tests) with processes and threads, perf bench sched
 # messaging (processes, threads) and pipe, perf built from the kernel
-# tree by tests/perf-build.sh.  Per workload and configuration: the median
-# over the boots, the min/max spread around it, and the ratios of the
+# tree by tests/perf-build.sh.  Per workload and configuration: each boot
+# measures the rate BENCH_REPS times and keeps the fastest; the median of
+# those over the boots, the min/max spread around it, and the ratios of the
 # medians p0/stock and pmax/stock.
 #
 # Gang/plain section: boots of their own of the patched kernel
@@ -41,6 +42,8 @@
 #                        BENCH_BOOTS)
 #   BENCH_ONLY=levels    only the levels section (or overhead, gang)
 #   BENCH_SECONDS=5      seconds per measured rate
+#   BENCH_REPS=3         runs of each overhead rate per boot; the fastest
+#                        counts (host noise only slows a run down)
 #   BENCH_MAX_LEVEL=8    cosched_max_level= asked for in the pmax boots
 #   BENCH_REPORT=DIR     only print the tables again from DIR's raw.txt
 # Raw per-boot values: $COSCHED_CACHE/bench/<timestamp>/raw.txt (CONFIG BOOT
@@ -51,10 +54,11 @@ CACHE=${COSCHED_CACHE:-$HOME/.cache/cosched}
 BOOTS=${BENCH_BOOTS:-5}
 GANG_BOOTS=${BENCH_GANG_BOOTS:-$BOOTS}
 S=${BENCH_SECONDS:-5}
+REPS=${BENCH_REPS:-3}
 ASK=${BENCH_MAX_LEVEL:-8}
 OUT=${BENCH_REPORT:-$CACHE/bench/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
-for v in BOOTS GANG_BOOTS S ASK; do
+for v in BOOTS GANG_BOOTS S REPS ASK; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || { echo "bench: BENCH_${v/ASK/MAX_LEVEL} must be a number" >&2; exit 2; }
 done
 
@@ -104,7 +108,7 @@ boot() {
 		mkdir -p "$dir"
 		COSCHED_MAX_LEVEL=${LEVEL[$c]} TIMEOUT=$((300 + 60 * S)) \
 			"$TOP/scripts/boot-guest.sh" test "${FLAVOUR[$c]}" "$dir" \
-			"cosched.tests=$t" "cosched.bench_seconds=$S" ${EXTRA[$c]} > "$dir/boot.out" 2>&1
+			"cosched.tests=$t" "cosched.bench_seconds=$S" "cosched.bench_reps=$REPS" ${EXTRA[$c]} > "$dir/boot.out" 2>&1
 		if [ -e "$dir/done" ] && grep -q '^bench ' "$dir/$t.log" 2>/dev/null; then
 			echo "bench: $c boot $n: ${FLAVOUR[$c]}, cosched_max_level=${LEVEL[$c]}," \
 				"$(grep -c '^bench ' "$dir/$t.log") rates in $(($(date +%s) - t0)) s," \
@@ -165,7 +169,7 @@ levels() { # CONFIG: the max_level values its guests read, per boot
 {
 if want overhead; then
 echo
-echo "== overhead: nothing coscheduled; rate/s, median over $BOOTS boot(s), min/max relative to it =="
+echo "== overhead: nothing coscheduled; rate/s, the fastest of $(info stock reps) run(s) in each boot, median over $BOOTS boot(s), min/max relative to it =="
 echo "kernels (uname -r in the guests): stock $(info stock release), patched $(info p0 release)"
 echo "no core cookie (cosched.corehold=0): stock $(info stock corehold), p0 $(info p0 corehold), pmax $(info pmax corehold)"
 echo "p0:   cosched_max_level=0 booted, the guests read max_level: $(levels p0)"
