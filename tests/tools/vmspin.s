@@ -42,10 +42,10 @@
 # runs on (the nested guest's TSC is QEMU's cpu_get_ticks(): the outer
 # guest's TSC plus an offset, and the outer guest's is the host's),
 # below the 50 us that vmrun (like corun) takes as "did not run" by
-# default and well above one loop (about 1 us on the host's TCG, a few
-# us nested), so vmrun can apply any threshold from 25 us up; a full
-# ring of 131072 records is more than 10 s of a gap at every 1 ms tick
-# and every turn.
+# default and well above one loop (45 ns on the host's TCG, 0.5 us
+# nested, vmrun's loop_ns), so vmrun can apply any threshold from 25 us
+# up; a full ring of 131072 records is more than 10 s of a gap at every
+# 1 ms tick and every turn.
 	.set TRAMP,	0x8000		# SIPI vector 0x08: CS:IP 0800:0000
 	.set HDR,	0x200000	# headers, 64 bytes per APIC id
 	.set RING,	0x400000	# rings, RING_SZ per APIC id
