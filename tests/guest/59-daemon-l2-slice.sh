@@ -40,6 +40,7 @@ check_eq "slice AllowedCPUs property" "$(systemctl show -p AllowedCPUs --value "
 pid=$(systemctl show -p MainPID --value "$SVC")
 check_eq "service task affinity" "$(taskset -pc "$pid" 2>/dev/null | awk '{ print $NF }')" 4-7
 coschedctl verify > /dev/null; check_eq "coschedctl verify" "$?" 0
+placed="on $(rd "$S/cpuset.cpus") at level $(rd "$S/cpu.scheduled")"
 
 # The spinners join the service's cgroup inside the slice: the slice is
 # the coscheduled group, its descendants are in its gang.
@@ -65,4 +66,4 @@ check_eq "slice cpu.scheduled after removal" "$(rd "$S/cpu.scheduled")" 0
 wait_until 10 '[ -z "$(systemctl show -p AllowedCPUs --value $SLICE)" ]'
 check_eq "slice AllowedCPUs after removal" "$(systemctl show -p AllowedCPUs --value "$SLICE")" ""
 
-finish "t59.slice placed by coschedd on 4-7 at level 2; slice/X overlap $(num "$ov")% (<=0.1%, raw), co-run $(num "$co")% (>=90%, trace), turn 400 ms; released on removal"
+finish "t59.slice placed by coschedd $placed (want 4-7, 2); slice/X overlap $(num "$ov")% (<=0.1%, raw), co-run $(num "$co")% (>=90%, trace), turn 400 ms; released on removal"
