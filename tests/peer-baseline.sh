@@ -9,6 +9,10 @@
 #   PEER_BOOTS=3   boots per kernel, alternated stock, =n, stock, ...
 #   PEER_REPORT=DIR  no builds or boots: write the files again from an
 #                    earlier run's raw results ($COSCHED_CACHE/peer-baseline/*)
+#   PEER_MERGE=DIR   also count the boots recorded in DIR/stock.txt and
+#                    DIR/cosched-n.txt (an earlier baseline, e.g. from git):
+#                    a test at the edge of its bound under TCG needs more
+#                    boots than one run gives to show every result it has
 #
 # Every boot holds core scheduling on from boot (the guest runner's
 # corehold, as in 70/71/72): cs_prctl_test would otherwise flip its static
@@ -30,6 +34,23 @@ echo "peer-baseline: raw results in $RUN"
 
 # boots FLAVOUR: the result folders of the boots kept (not the .tryN).
 boots() { ls -d "$RUN/$1"-* 2>/dev/null | grep -v '\.try'; }
+
+# prev_boots FLAVOUR FILE: the boots an earlier baseline FILE records, as
+# result folders $RUN/FLAVOUR-prevN (its lines "SUITE TEST R1|R2 C1/N,C2/N"
+# give R1 to the first C1 boots, R2 to the next C2; "missing": no line).
+prev_boots() {
+	local n
+	rm -rf "$RUN/$1"-prev*
+	n=$(sed -n 's/^# measured: .*, \([0-9]*\) boots per kernel.*/\1/p' "$2")
+	[[ $n =~ ^[1-9][0-9]*$ ]] || { echo "peer-baseline: $2 says no boot count" >&2; return 1; }
+	for ((i = 1; i <= n; i++)); do mkdir -p "$RUN/$1-prev$i"; done
+	awk -v dir="$RUN/$1-prev" '/^#/ { next }
+	{ m = split($3, r, "|"); split($4, c, ","); b = 0
+	  for (i = 1; i <= m; i++) { split(c[i], k, "/")
+	    for (j = 0; j < k[1]; j++) { b++
+	      if (r[i] != "missing") print $1, $2, r[i] > (dir b "/peer-results.txt") } } }' "$2"
+	sed -n 's/^# measured: \([^,]*\),.*/\1/p' "$2" > "$RUN/$1-prev1/measured"
+}
 
 # merge FLAVOUR: one line per test, every result seen (a test absent from
 # a boot's results is "missing" there), most frequent first, with counts.
@@ -97,6 +118,11 @@ echo "$secs" > "$RUN/seconds"
 date -u +'%Y-%m-%d %H:%M UTC' > "$RUN/measured"
 fi
 secs=$(cat "$RUN/seconds")
+if [ -n "${PEER_MERGE:-}" ]; then
+	for fl in $FLAVOURS; do
+		prev_boots "$fl" "$PEER_MERGE/$fl.txt" || exit 1
+	done
+fi
 BOOTS=$(boots stock | wc -l)
 bad=0
 for fl in $FLAVOURS; do
@@ -113,6 +139,7 @@ for fl in $FLAVOURS; do
 		echo "# guest tests compare against stock.txt.  Lines: SUITE TEST RESULT COUNTS;"
 		echo "# a test whose result varied between boots lists every result seen."
 		echo "# measured: $(cat "$RUN/measured"), $BOOTS boots per kernel (stock and =n alternated), $secs s of boots in all"
+		[ -e "$RUN/$fl-prev1/measured" ] && echo "# of them $(ls -d "$RUN/$fl"-prev* | wc -l) from the baseline measured $(cat "$RUN/$fl-prev1/measured") (PEER_MERGE)"
 		echo "# $fl: $(sed -n 's/^release //p' <<< "$kinfo") $(sed -n 's/^version //p' <<< "$kinfo")"
 		echo "# coscheduling option: $(sed -n 's/^coscheduling //p' <<< "$kinfo")"
 		echo "# boot: $(sed -n 's/^cmdline //p' <<< "$kinfo" | sed 's/cosched.mode=[^ ]* //; s/cosched.tests=[^ ]* *//')"
