@@ -22,7 +22,7 @@
 #    one of the span's CPUs, <= 0.1% on the raw view (tests/tools/vmrun:
 #    what the vCPUs executed, from the VM's records, and what X executed,
 #    on one clock, this guest's CLOCK_MONOTONIC; the calibration's error
-#    bound <= 5 us, 0.2-0.3 us measured);
+#    bound <= 10 us, 0.2-3.5 us measured);
 #  - co-run of the vCPUs (all of them at once) >= 90% of the time any ran
 #    on the trace view of the same window (tests/tools/tidrun, the
 #    scheduler's sched_switch trace): what the scheduler had running.
@@ -190,9 +190,9 @@ ov=$(kv raw gpair "$GANG,X" overlap_pct_of_min)
 err=$(kv raw calib summary err_us)
 tco=$(kv tid pair "$PAIR" corun_pct_of_union)
 tov=$(kv tid gpair "$GANG,X" overlap_pct_of_min)
-# The raw view's clock: the overlap budget, 0.1% of X's run time, is a
-# few us per switch at level 1; 0.2-0.3 us measured.
-check_le "raw view clock error bound us" "$err" 5
+# The raw view's clock is calibrated: 0.2-3.5 us measured (an
+# uncalibrated map was off by 0.9-7.6 ms).
+check_le "raw view clock error bound us" "$err" 10
 # X and the vCPU on its CPU never execute at once: what the raw view
 # shows of them together is the clock conversion's (and the recorders')
 # error at each switch between them.

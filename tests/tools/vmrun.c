@@ -713,7 +713,8 @@ static void usage(FILE *f)
 "                      'long' (default 1000), as tidrun's\n"
 "  --cpu CPU           pin vmrun itself (the calibration reads) to CPU\n"
 "  --calib-ms MS       calibration reads per vCPU before and after the\n"
-"                      window (default 40), and bursts of MS/8 during it\n"
+"                      window (default 40), and bursts of MS/8 during it;\n"
+"                      clock triples for MS before and after, MS/8 a burst\n"
 "  --exec CMD          run 'sh -c CMD' when the window opens (VMRUN_X_PID\n"
 "                      in its environment), wait for it before reporting\n"
 "  --dump FILE         write the intervals (--analyze reads them back)\n"
@@ -922,7 +923,7 @@ int main(int argc, char **argv)
 	offs_init(&oc);
 	for (int i = 0; i < nv; i++)
 		calibrate(h[i], per, &o1);
-	clock_triples(per / 4, &t1);
+	clock_triples(per, &t1);
 
 	/* The window. */
 	int64_t t_go = mono(), S = t_go + (int64_t)(warmup * 1e9), E;
@@ -956,7 +957,7 @@ int main(int argc, char **argv)
 		}
 	}
 	/* Check bursts: 4 a second, vCPU after vCPU. */
-	int64_t last_burst = E - per / 8 - per / 32 - 20000000;
+	int64_t last_burst = E - per / 4 - 20000000;
 
 	for (int k = 0; mono() < last_burst; k++) {
 		int64_t next = S + (k + 1) * 250000000LL;
@@ -966,7 +967,7 @@ int main(int argc, char **argv)
 		if (mono() >= last_burst)
 			break;
 		calibrate(h[k % nv], per / 8, &oc);
-		clock_triples(per / 32, &tc);
+		clock_triples(per / 8, &tc);
 	}
 	while (mono() < E - 2000000)
 		usleep(1000);
@@ -1000,7 +1001,7 @@ int main(int argc, char **argv)
 			missing = 1;
 		}
 	}
-	clock_triples(per / 4, &t2);
+	clock_triples(per, &t2);
 
 	/* The offset: one for all brackets. */
 	int offset_bad = 0;
