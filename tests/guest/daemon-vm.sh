@@ -28,8 +28,9 @@
 #    scheduler's sched_switch trace): what the scheduler had running.
 #    The raw view's co-run is printed, not judged: this guest's vCPUs
 #    are threads of a host with 2 cores, so 4 vCPUs of the VM never
-#    execute at once (0.00% measured) and 2 rarely do (38%: each
-#    executed 13-17% of the window while the trace had it running 59%);
+#    execute at once (0.00% measured) and 2 do less (38% and 71% in
+#    two runs: each executed 13-25% of the window while the trace had
+#    it running 59%);
 #    the other way round, the trace view's overlap is printed, not
 #    judged: under TCG it records a sibling's switch late (a vCPU of
 #    this guest that the host stopped between the switch and its record
