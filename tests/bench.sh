@@ -169,7 +169,7 @@ levels() { # CONFIG: the max_level values its guests read, per boot
 {
 if want overhead; then
 echo
-echo "== overhead: nothing coscheduled; rate/s, the fastest of $(info stock reps) run(s) in each boot, median over $BOOTS boot(s), min/max relative to it =="
+echo "== overhead: nothing coscheduled; rate/s, the fastest of $(awk '$3 == "reps" { print $4 }' "$OUT/info.txt" | sort -u | paste -sd/ -) run(s) in each boot, median over $BOOTS boot(s), min/max relative to it =="
 echo "kernels (uname -r in the guests): stock $(info stock release), patched $(info p0 release)"
 echo "no core cookie (cosched.corehold=0): stock $(info stock corehold), p0 $(info p0 corehold), pmax $(info pmax corehold)"
 echo "p0:   cosched_max_level=0 booted, the guests read max_level: $(levels p0)"
