@@ -138,6 +138,10 @@ for ((i = 1; i <= max; i++)); do
 	[ "$i" -le "$GANG_BOOTS" ] && want gang && boot gang $i
 	[ "$i" -le "$GANG_BOOTS" ] && want levels && boot lvl $i
 done
+else
+	# Printing an earlier run again: its boot counts, not the defaults.
+	BOOTS=$(awk '$1 == "stock" || $1 == "p0" || $1 == "pmax" { print $1, $2 }' "$OUT/raw.txt" | sort -u | awk '{ n[$1]++ } END { for (c in n) if (n[c] > m) m = n[c]; print m + 0 }')
+	GANG_BOOTS=$(awk '$1 == "gang" || $1 == "lvl" { print $1, $2 }' "$OUT/raw.txt" | sort -u | awk '{ n[$1]++ } END { for (c in n) if (n[c] > m) m = n[c]; print m + 0 }')
 fi
 
 # stats CONFIG KEY: "N MEDIAN MIN MAX" over the boots, or nothing.
