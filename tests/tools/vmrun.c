@@ -101,6 +101,15 @@ static int64_t mono(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Until CLOCK_MONOTONIC reads @t: asleep, then spinning the last 2 ms. */
+static void wait_until(int64_t t)
+{
+	while (mono() < t - 2000000)
+		usleep(1000);
+	while (mono() < t)
+		;
+}
+
 static void *xmalloc(size_t n)
 {
 	void *p = calloc(1, n ? n : 1);
@@ -935,10 +944,7 @@ int main(int argc, char **argv)
 		x->end = E;
 		atomic_store(&x->go, 1);
 	}
-	while (mono() < S - 2000000)
-		usleep(1000);
-	while (mono() < S)
-		;
+	wait_until(S);
 	for (int i = 0; i < nv; i++)
 		seqS[i] = ld32(&h[i]->seq);
 	if (cmd) {
@@ -969,10 +975,7 @@ int main(int argc, char **argv)
 		calibrate(h[k % nv], per / 8, &oc);
 		clock_triples(per / 8, &tc);
 	}
-	while (mono() < E - 2000000)
-		usleep(1000);
-	while (mono() < E)
-		;
+	wait_until(E);
 	for (int i = 0; i < nv; i++)
 		seqE[i] = ld32(&h[i]->seq);
 	if (x) {
