@@ -27,6 +27,12 @@
 # for a whole second; six runs since then (2026-12-05/06) passed, the
 # least run of A or B in a second 164-402 ms, so each second must now
 # hold >= 50 ms of each (a turn is 400 ms and G gets about half of them).
+# CI (2026-12-06) saw a second without A: the analysis then left out the
+# time before each CPU's first switch, and G, twice the open turn's weight
+# on a package that holds A and B, gets two turns in a row there, so a
+# task running when the trace began could run 800 ms unseen.  What ran
+# then is now the prev_pid of the CPU's first switch, and each second's
+# runs of A and B, A's CPUs and the leaders' switches to G are printed.
 . "$(dirname "$0")/lib.sh"
 test_init 27-level-affinity
 require_cosched
@@ -47,7 +53,11 @@ cg_sched G 2 || fail "cannot coschedule G at level 2"
 sleep 1
 
 now_trace() { awk '{ print $1 }' /proc/uptime; }
-trace_start sched_switch || fail "no trace"
+gid=$(stat -c %i "$(cg_dir G)")
+ev=sched_switch
+[ -e /sys/kernel/tracing/events/sched/sched_cosched_switch ] && ev="$ev sched_cosched_switch"
+# shellcheck disable=SC2086 # two event names
+trace_start $ev || fail "no trace"
 t_start=$(now_trace)
 sleep 4
 t_pre1=$(now_trace)
@@ -64,7 +74,7 @@ log "# A $A (0-7), B $B (0-3, 4-7 at $t_move1, 0-3 at $t_move2), P ${PP[*]}; tra
 
 # The trace's timestamps are the local clock, /proc/uptime the boot
 # clock: the phases are taken relative to the first and last events.
-awk -v a="$A" -v b="$B" -v pp="${PP[*]}" -v t0="$t_start" -v p1="$t_pre1" -v m1="$t_move1" -v p2="$t_pre2" -v m2="$t_move2" '
+awk -v a="$A" -v b="$B" -v gid="$gid" -v pp="${PP[*]}" -v t0="$t_start" -v p1="$t_pre1" -v m1="$t_move1" -v p2="$t_pre2" -v m2="$t_move2" '
 function ts() { match($0, /[0-9]+\.[0-9]+: /); return substr($0, RSTART, RLENGTH - 2) + 0 }
 function add(c, from, to,   k, s, e, w, pk, ph) {
 	if (to <= from) return
@@ -100,8 +110,19 @@ function sweep(t,   c, pk, g, p) {
 	last = t
 }
 BEGIN { n = split(pp, w, " "); for (i = 1; i <= n; i++) isp[w[i]] = 1 }
-NR == FNR { if ($0 ~ / sched_switch: /) { t = ts(); if (!first) first = t; lastt = t }; next }
+function cls(pid) { return pid == a ? "A" : pid == b ? "B" : (pid in isp) ? "P" : "-" }
+# first pass: the trace span, and what ran on each CPU when the trace
+# began (the prev_pid of its first switch): without it, the time before a
+# CPU'"'"'s first switch is nobody'"'"'s
+NR == FNR {
+	if ($0 !~ / sched_switch: /) next
+	t = ts(); if (!first) first = t; lastt = t
+	match($0, /\[[0-9]+\]/); c = substr($0, RSTART + 1, RLENGTH - 2) + 0
+	if (!(c in init)) { match($0, / prev_pid=[0-9]+/); init[c] = substr($0, RSTART + 10, RLENGTH - 10) }
+	next
+}
 FNR == 1 {
+	for (c in init) who[c] = cls(init[c])
 	# phases on the trace clock, at the offsets from its start that
 	# the uptime clock gave: each ends before its taskset began and
 	# begins 0.5 s after the previous one returned
@@ -117,7 +138,15 @@ FNR == 1 {
 	match($0, /\[[0-9]+\]/); c = substr($0, RSTART + 1, RLENGTH - 2) + 0
 	sweep(t)
 	match($0, / next_pid=[0-9]+/); np = substr($0, RSTART + 10, RLENGTH - 10)
-	who[c] = np == a ? "A" : np == b ? "B" : (np in isp) ? "P" : "-"
+	who[c] = cls(np)
+	if (who[c] == "A") acpu[int(t - first), c] = 1
+}
+# the leaders'"'"' switches, when the kernel has the event: G'"'"'s turns per
+# package and window, for the diagnosis of a window without a run
+/ sched_cosched_switch: / && / level=2 / {
+	t = ts(); match($0, / span_cpu=[0-9]+/); pk = substr($0, RSTART + 10, RLENGTH - 10) + 0 < 4 ? 0 : 1
+	if ($0 ~ (" new_cgroup=" gid " ")) gturn[int(t - first), pk]++
+	nsw[int(t - first), pk]++
 }
 END {
 	for (pk = 0; pk < 2; pk++)
@@ -128,6 +157,11 @@ END {
 		if (minB < 0 || run["B", i] < minB) minB = run["B", i]
 	}
 	printf "progress all windows=%d a_min_us=%.0f b_min_us=%.0f\n", nw, minA * 1e6, minB * 1e6
+	for (i = 0; i < nw; i++) {
+		cs = ""
+		for (c = 0; c < 8; c++) if ((i, c) in acpu) cs = cs c
+		printf "# window %d: A %.0f us (switched in on cpus %s), B %.0f us; level-2 switches to G/all pkg0 %d/%d pkg1 %d/%d\n", i, run["A", i] * 1e6, cs == "" ? "none" : cs, run["B", i] * 1e6, gturn[i, 0], nsw[i, 0], gturn[i, 1], nsw[i, 1]
+	}
 	for (k = 1; k <= 3; k++)
 		printf "phase %d b_us=%.0f b_on_pkg_us=%.0f b_on_pkg_pct=%.2f pkg=%d\n", k, bph[k] * 1e6, bon[k] * 1e6, bph[k] ? 100 * bon[k] / bph[k] : 0, want[k]
 }' "$WORK/trace" "$WORK/trace" > "$WORK/aff"

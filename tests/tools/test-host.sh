@@ -92,11 +92,21 @@ if [ "$got" = "2 0 4:2, 19950 0 9600 1.52 1 19600 0 250.0 100.0" ]; then ok swit
 "$HERE/switchtrace" --level 2 --gid 55 --cpus 0-1 --g "101" --p "102 201 202" "$tmp/sw" > "$tmp/sw2.out"
 got="$(kv "$tmp/sw2.out" run level=2 p_out_us) $(kv "$tmp/sw2.out" ev level=3 events)"
 if [ "$got" = "9800 " ]; then ok switchtrace-outside "$got"; else bad switchtrace-outside "got '$got'"; fi
-# Counted as G, 202 switched in at 10.0104 s while the span was settled
-# on open and ran to 10.02 s: all of its 9600 us "in"; 101 as P began
-# before the first event: 9800 us out of its turn, never "in".
+# Counted as G, 202 switched in at 10.0104 s, after the last event: its
+# turn's end is unknown (the trace may stop inside the next switch), so
+# nothing of it is judged; the tail is 10.02 - 10.0103 s.
 "$HERE/switchtrace" --level 2 --gid 55 --cpus 0-1 --g "202" --p "101" "$tmp/sw" > "$tmp/sw4.out"
-got="$(kv "$tmp/sw4.out" run level=2 g_out_us) $(kv "$tmp/sw4.out" run level=2 g_in_us) $(kv "$tmp/sw4.out" run level=2 p_out_us) $(kv "$tmp/sw4.out" run level=2 p_in_us)"
+got="$(kv "$tmp/sw4.out" run level=2 g_out_us) $(kv "$tmp/sw4.out" run level=2 g_in_us) $(kv "$tmp/sw4.out" run level=2 tail_us)"
+if [ "$got" = "0 0 9700" ]; then ok switchtrace-tail "$got"; else bad switchtrace-tail "got '$got'"; fi
+# The same with a next switch decided at 10.021 s (event at 10.03, follow
+# 9 ms): 202 switched in while the span was settled on open and ran to
+# 10.02 s: all of its 9600 us "in"; 101 as P began before the first
+# event: 9800 us out of its turn, never "in".
+{ cat "$tmp/sw"
+  echo "            spin-101 [000] d..2.  10.030000: sched_cosched_switch: level=2 span_cpu=0 cpus=4 missing=0 old_cgroup=0 new_cgroup=55 drain_ns=50000 follow_ns=9000000"
+} > "$tmp/sw5"
+"$HERE/switchtrace" --level 2 --gid 55 --cpus 0-1 --g "202" --p "101" "$tmp/sw5" > "$tmp/sw5.out"
+got="$(kv "$tmp/sw5.out" run level=2 g_out_us) $(kv "$tmp/sw5.out" run level=2 g_in_us) $(kv "$tmp/sw5.out" run level=2 p_out_us) $(kv "$tmp/sw5.out" run level=2 p_in_us)"
 if [ "$got" = "9600 9600 9800 0" ]; then ok switchtrace-switched-in "$got"; else bad switchtrace-switched-in "got '$got'"; fi
 "$HERE/switchtrace" --level 3 --gid 55 --cpus 4-7 --g "101" --p "201" "$tmp/sw" > "$tmp/sw3.out"
 got="$(kv "$tmp/sw3.out" ev level=3 foreign)"
