@@ -201,6 +201,7 @@ xv=${GANG:$((VM_VCPUS - 1)):1}
 log "# raw view: X beside vCPU $xv (its own CPU $XCPU) $(kv raw vcpu "$xv" x_overlap_us) us in $(kv raw vcpu "$xv" x_overlap_n) windows (max $(kv raw vcpu "$xv" x_overlap_max_us) us); calibration error bound $(num "$err") us"
 log "# raw view: vCPU co-run $(num "$co")% (not judged: this guest's vCPUs are host threads, and the host has fewer cores than the span has CPUs), overlap with X judged"
 log "# trace view: vCPU co-run $(num "$tco")% judged, overlap with X $(num "$tov")% (not judged: sibling switches recorded late)"
+log "# trace view: of $(kv tid pair "$PAIR" apart_us) us apart ($(kv tid pair "$PAIR" apart_n) windows, the longest $(kv tid pair "$PAIR" apart_max_us) us), $(kv tid pair "$PAIR" apart_asleep_us) us with every vCPU not running asleep (QEMU's own waits): co-run of the awake vCPUs $(kv tid pair "$PAIR" corun_awake_pct)% (printed)"
 check_ge "vCPU co-run % (all $VM_VCPUS at once, trace)" "$tco" 90
 check_le "vCPUs/X overlap % (raw)" "$ov" 0.1
 

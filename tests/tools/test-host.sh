@@ -61,6 +61,22 @@ if [ "$got" = "1 100 0 100.00 100 85.71 0" ]; then ok tidrun-follow "$got"; else
 "$HERE/tidrun" --follow-us 50 --parse "$tmp/trace" 10 30 11 > "$tmp/tidx50"
 got="$(kv "$tmp/tidx" gpair AB,X overlap_n) $(kv "$tmp/tidx" gpair AB,X overlap_max_us) $(kv "$tmp/tidx" gpair AB,X overlap_long_us) $(kv "$tmp/tidx50" gpair AB,X overlap_long_us)"
 if [ "$got" = "1 600 0 600" ]; then ok tidrun-overlap-windows "$got"; else bad tidrun-overlap-windows "got '$got'"; fi
+# Asleep or waiting: A (10) sleeps from 1.0 to its wakeup at 1.0003 (on
+# CPU 5), waits to 1.0005; B (11) is preempted from 1.001 to 1.0012; a
+# switch of B on CPU 6 is outside --cpus 2-3.  Union 1500 us, both 800,
+# apart 700 of which 300 asleep: co-run 53.33%, awake 73.33%.
+cat > "$tmp/wake" <<'TRACE'
+   CPU 0/TCG-10 [002] d..2.  1.000000: sched_switch: prev_comm=CPU 0/TCG prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=x next_pid=30 next_prio=120
+          <idle>-0 [005] d..2.  1.000300: sched_wakeup: comm=CPU 0/TCG pid=10 prio=120 target_cpu=002
+   CPU 1/TCG-11 [006] d..2.  1.000400: sched_switch: prev_comm=CPU 1/TCG prev_pid=11 prev_prio=120 prev_state=R ==> next_comm=swapper/6 next_pid=0 next_prio=120
+               x-30 [002] d..2.  1.000500: sched_switch: prev_comm=x prev_pid=30 prev_prio=120 prev_state=R ==> next_comm=CPU 0/TCG next_pid=10 next_prio=120
+   CPU 1/TCG-11 [003] d..2.  1.001000: sched_switch: prev_comm=CPU 1/TCG prev_pid=11 prev_prio=120 prev_state=R+ ==> next_comm=swapper/3 next_pid=0 next_prio=120
+          <idle>-0 [003] d..2.  1.001200: sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=CPU 1/TCG next_pid=11 next_prio=120
+   CPU 0/TCG-10 [002] d..2.  1.001500: sched_switch: prev_comm=CPU 0/TCG prev_pid=10 prev_prio=120 prev_state=R ==> next_comm=x next_pid=30 next_prio=120
+TRACE
+"$HERE/tidrun" --cpus 2-3 --parse "$tmp/wake" 10 11 30 > "$tmp/wake.out"
+got="$(kv "$tmp/wake.out" pair A,B union_us) $(kv "$tmp/wake.out" pair A,B both_us) $(kv "$tmp/wake.out" pair A,B apart_asleep_us) $(kv "$tmp/wake.out" pair A,B corun_pct_of_union) $(kv "$tmp/wake.out" pair A,B corun_awake_pct)"
+if [ "$got" = "1500 800 300 53.33 73.33" ]; then ok tidrun-asleep "$got"; else bad tidrun-asleep "got '$got'"; fi
 # A gang of three (a 4-vCPU VM's case has four): threads 10, 11 and 30
 # never all ran at once; any of them ran the whole 1100 us; X (99) never.
 "$HERE/tidrun" --parse "$tmp/trace" 10 11 30 99 > "$tmp/tid3"
