@@ -5,7 +5,7 @@
 #   KERNEL=patched|stock   kernel to boot (default patched)
 #   TESTS="00-smoke 20-exclusion"   run only these guest tests
 #   HOST=0 / GUEST=0       skip the host or the guest part
-#   BOOT_TRIES=6           boots of a guest that dies before its tests
+#   BOOT_TRIES=10          boots of a guest that dies before its tests
 #                          start (TCG), the last failure counts
 #   INT3_TRIES=2           boots again of a guest whose tests died of
 #                          an int3 trap (TCG), per boot
@@ -169,12 +169,15 @@ for key in "${order[@]}"; do
 	# scheduling, CFS bandwidth and the sched_switch tracepoint on before
 	# the first test so that no test patches that text), or the guest
 	# resets early in boot, stock and patched alike, and it dies before
-	# any test ran.  Say so and boot again, up to BOOT_TRIES (6) boots
+	# any test ran.  Say so and boot again, up to BOOT_TRIES (10) boots
 	# in all: over 53 boots (2026-12-04/05) 19 died so, some at corehold
 	# and some in stock code early in boot (sched_clock's key at 3 s, a
-	# reset at 1 s), and CI once saw three early deaths in a row; at
-	# about one boot in three, six tries leave about 1 in 700 to chance.
-	# The last one counts.
+	# reset at 1 s), and CI once saw three early deaths in a row; on
+	# 2026-12-06 CI's run lost 7 boots of 14 so (one boot 4 times in a
+	# row) and a run here 3 in a row.  At one boot in two, six tries
+	# left about 1 in 64 per boot to chance, 1 in 10 for a run of 7
+	# boots; ten leave about 1 in 1000 per boot.  A death costs about a
+	# minute.  The last one counts.
 	# A crash after the test runner started is retried only if its first
 	# splat is that int3 trap, at most INT3_TRIES (2) times per boot: a
 	# test that flips a static key at runtime can die so (CI saw the peer
@@ -193,7 +196,7 @@ for key in "${order[@]}"; do
 			boot_guest
 			continue
 		fi
-		[ $try -lt "${BOOT_TRIES:-6}" ] || break
+		[ $try -lt "${BOOT_TRIES:-10}" ] || break
 		why="$(cat "$dir/error")"
 		grep -q 'int3: 0000' "$dir/console.log" && why="int3 trap (TCG text-patching race)"
 		grep -aq 'cosched: corehold: switching' "$dir/console.log" &&
