@@ -6,11 +6,17 @@
 # its span's leader is its last active CPU, 3.  Two runs, each against a
 # plain group P with 4 spinners on CPUs 0-3, while a CPU goes offline and
 # back in a loop (2 s off, 1 s on) for the whole measurement window.  Each
-# task pins itself to one CPU, but on 6.1 a CPU going down or up resets
-# the affinity of every task of a cgroup v2 cpuset whose CPUs change to
-# the cpuset's CPUs (6.2 keeps what the task asked for): after the first
-# cycle the tasks run anywhere on package 0, and corun reports them as
-# migrated (printed, not judged).
+# task sits in a child cgroup of its group whose cpuset is its one CPU,
+# as an admin (or coschedd) keeps a placement across hotplug: on 6.1 a
+# CPU going down or up resets the affinity of every task of a cgroup v2
+# cpuset whose CPUs change to the cpuset's CPUs (6.2 keeps what the task
+# asked for), so a task pinned by sched_setaffinity alone ran anywhere on
+# package 0 after the first cycle, and G's co-run then measured where the
+# load balancer had put its tasks (85.45% in one run on 2026-12-06, 98%
+# in others).  A cpuset of one CPU falls back to its parent's CPUs while
+# that CPU is down and gets it back when it returns: the task on the
+# cycling CPU runs elsewhere meanwhile, and corun reports it as migrated
+# (printed, not judged).
 #  1. the leader: G has 3 spinners (on CPUs 0-2 at first) and CPU 3
 #     cycles.  While 3 is down, 2 leads the span (debugfs, read while it
 #     is down), and 3 leads again once back.  G/P overlap <= 0.1% (raw
@@ -77,12 +83,15 @@ cycle() {
 	[ "$(cat "$f")" = 1 ] || echo 1 > "$f"
 }
 
-# members NAME: the number of processes in group NAME (builtins only: a
-# fork costs a few hundred ms in this loaded guest).
+# members NAME: the number of processes in group NAME's per-CPU children
+# (builtins only: a fork costs a few hundred ms in this loaded guest).
 members() {
-	local procs=()
-	mapfile -t procs < "$(cg_dir "$1")/cgroup.procs"
-	echo ${#procs[@]}
+	local procs=() f n=0
+	for f in "$(cg_dir "$1")"/c[0-9]/cgroup.procs; do
+		mapfile -t procs < "$f"
+		n=$((n + ${#procs[@]}))
+	done
+	echo $n
 }
 
 # run OUT HOTCPU G_CPUS: one measurement with CPU HOTCPU cycling.  The
@@ -92,8 +101,8 @@ members() {
 # done.
 run() {
 	local out=$1 hot=$2 gcpus=$3 args=() c rc ng=0 i cyc
-	for c in $gcpus; do args+=(--task "g$c:$c:$(cg_rel G):G"); ng=$((ng + 1)); done
-	for c in 0 1 2 3; do args+=(--task "p$c:$c:$(cg_rel P):P"); done
+	for c in $gcpus; do args+=(--task "g$c:$c:$(cg_rel G/c$c):G"); ng=$((ng + 1)); done
+	for c in 0 1 2 3; do args+=(--task "p$c:$c:$(cg_rel P/c$c):P"); done
 	rm -f "$STOPFILE"
 	corun_bg "$out" --trace --setup-timeout 60 --warmup 3 "${args[@]}"
 	for ((i = 0; i < 600; i++)); do
@@ -138,6 +147,9 @@ mkfifo "$WORK/fifo"
 exec 7<> "$WORK/fifo"	# never written: read -t on it sleeps without a fork
 cg_create G; cg_cpus G 0-3
 cg_create P; cg_cpus P 0-3
+for c in 0 1 2 3; do
+	for g in G P; do cg_create "c$c" $g; cg_cpus "$g/c$c" $c; done
+done
 if ! cg_sched G 2 && [ "$COSCHED" = 1 ]; then fail "cannot coschedule G at level 2"; fi
 
 log "# run 1: the leader, CPU 3, cycles; G on CPUs 0-2"
