@@ -176,8 +176,8 @@ for key in "${order[@]}"; do
 	# 2026-12-06 CI's run lost 7 boots of 14 so (one boot 4 times in a
 	# row) and a run here 3 in a row.  At one boot in two, six tries
 	# left about 1 in 64 per boot to chance, 1 in 10 for a run of 7
-	# boots; ten leave about 1 in 1000 per boot.  A death costs about a
-	# minute.  The last one counts.
+	# boots; ten leave about 1 in 1000 per boot.  A death costs 8-32 s
+	# (measured).  The last one counts.
 	# A crash after the test runner started is retried only if its first
 	# splat is that int3 trap, at most INT3_TRIES (2) times per boot: a
 	# test that flips a static key at runtime can die so (CI saw the peer
