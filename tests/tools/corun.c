@@ -30,7 +30,10 @@
  *
  * Output: lines starting with "# " are for humans; every other line is a
  * machine-readable record "KIND ID key=value ...":
- *   run summary window_us=... gap_us=... follow_us=... tasks=N ok=0|1
+ *   run summary window_us=... gap_us=... follow_us=... tasks=N
+ *        start_mono_ns=.. ok=0|1
+ * (start_mono_ns: the window's start on CLOCK_MONOTONIC, the origin of
+ * the times --dump writes)
  *   task NAME cpu=.. group=.. run_us=.. share_pct=.. run_pct_of_window=..
  *        segments=.. max_gap_us=.. loop_ns=.. migrations=.. overflow=..
  *        finished=0|1 gaps_{100us,1ms,10ms,long}=COUNT gap_us_{...}=TIME
@@ -102,6 +105,13 @@ struct rec {
 	int64_t gap_t[4];
 	uint64_t overflow;		/* segments merged because segs[] was full */
 	uint64_t loops;			/* clock reads inside the window */
+	/*
+	 * --home: the open segment began off the home CPUs.  Such a
+	 * segment is not stored, only counted (away_n, away_ns).
+	 */
+	int away;
+	uint64_t away_n;
+	int64_t away_ns;
 	struct seg *segs;
 };
 
@@ -113,6 +123,13 @@ struct task {
 	int64_t sleep_ns;	/* --sleeper: sleep this long after each burst */
 	int64_t burst_ns;	/* --sleeper: run this long (wall clock) per wakeup */
 };
+
+/*
+ * --home: the CPUs the measurement is about (a span).  A task's run off
+ * them is left out of every view and reported as away_us.
+ */
+static cpu_set_t home_cpus;
+static int have_home;
 
 /* Shared control block, followed by per-task struct slot and segments. */
 struct shared {
@@ -172,6 +189,12 @@ static void rec_close(struct rec *r)
 {
 	if (!r->open)
 		return;
+	if (r->away) {
+		r->away_n++;
+		r->away_ns += r->cur_e - r->cur_s;
+		r->open = r->away = 0;
+		return;
+	}
 	if (r->n < r->max) {
 		r->segs[r->n].s = r->cur_s;
 		r->segs[r->n].e = r->cur_e;
@@ -223,6 +246,7 @@ static int rec_feed(struct rec *r, int64_t t, int cont)
 		rec_gap(r, t - (prev > r->win_start ? prev : r->win_start));
 	}
 	r->open = 1;
+	r->away = 0;	/* the caller says where the new segment runs */
 	/* A task already spinning when the window opened starts at its start. */
 	if (prev && prev < r->win_start && near)
 		r->cur_s = r->win_start;
@@ -559,6 +583,19 @@ static void st_recorder(void)
 	st_check(r.n == 2 && buf[1].s == 200 && buf[1].e == 210 && r.open &&
 		 r.cur_s == 400 && r.cur_e == 610,
 		 "recorder: overflow segment wrong (n=%zu)", r.n);
+
+	/* --home: a segment marked away is counted, not stored. */
+	rec_init(&r, buf, 4, 50, 0, 1000);
+	rec_feed(&r, 10, 0);
+	rec_feed(&r, 20, 0);
+	r.away = 1;
+	rec_feed(&r, 200, 0);
+	rec_feed(&r, 210, 0);
+	rec_feed(&r, 1001, 0);
+	st_check(r.n == 1 && buf[0].s == 200 && buf[0].e == 210 &&
+		 r.away_n == 1 && r.away_ns == 10,
+		 "recorder: away segment wrong (n=%zu, away %" PRIu64 "/%" PRId64 ")",
+		 r.n, r.away_n, r.away_ns);
 }
 
 /* The switch-aware recorder: gaps without a context switch do not split. */
@@ -872,7 +909,9 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 	r->win_end = sr->win_end = sh->end_ns;
 	for (;;) {
 		int64_t t0 = now_ns();
-		int was_open = r->open;
+		/* A segment's start changes only when a new one opens. */
+		int64_t r_s = r->open ? r->cur_s : INT64_MIN;
+		int64_t sr_s = sr->open ? sr->cur_s : INT64_MIN;
 		int64_t t1 = 0;
 		int quiet = 0;
 
@@ -899,10 +938,18 @@ static void child(struct shared *sh, struct slot *sl, const struct task *t,
 			if (rec_feed(r, t1, 0))
 				break;
 		}
-		if (r->open && (!was_open || r->cur_s == t0) &&
-		    t0 >= r->win_start && sched_getcpu() != t->cpu) {
-			sl->migrations++;
-			sl->bad_cpu = sched_getcpu();
+		if (r->open && r->cur_s != r_s) {
+			int cpu = sched_getcpu();
+
+			if (cpu != t->cpu) {
+				sl->migrations++;
+				sl->bad_cpu = cpu;
+			}
+			if (have_home) {
+				r->away = !CPU_ISSET(cpu, &home_cpus);
+				if (sr->open && sr->cur_s != sr_s)
+					sr->away = r->away;
+			}
 		}
 		if (t->sleep_ns && !burst_start) {
 			burst_start = t0;
@@ -1110,6 +1157,31 @@ static long trace_parse(FILE *f, const pid_t *pids, int ntasks,
 		if (since[i] >= 0 && since[i] < end)
 			sl_push(&out[i], since[i] > start ? since[i] : start, end);
 	return events;
+}
+
+/* Parse a CPU list such as "0-3,6" into @set; 0 on success. */
+static int parse_cpulist(const char *arg, cpu_set_t *set)
+{
+	const char *p = arg;
+	char *end;
+
+	CPU_ZERO(set);
+	do {
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0 || a >= CPU_SETSIZE)
+			return -1;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a || b >= CPU_SETSIZE)
+				return -1;
+		}
+		for (long c = a; c <= b; c++)
+			CPU_SET(c, set);
+		p = end + 1;
+	} while (*end == ',');
+	return *end ? -1 : 0;
 }
 
 static int parse_task(const char *arg, struct task *t)
@@ -1333,7 +1405,12 @@ static void usage(FILE *f)
 "  --max-segments N    per task (default 262144); overflow is reported\n"
 "  --cgroup-root DIR   default /sys/fs/cgroup\n"
 "  --no-cgroup         do not move tasks into cgroups\n"
+"  --home CPUS         the CPUs measured (a span, as 0-3): a run that\n"
+"                      begins on another CPU is left out of the raw and\n"
+"                      sched views and reported as away_us (a task that\n"
+"                      hotplug or a cpuset fallback moved off the span)\n"
 "  --dump FILE         write every segment: view task start_ns end_ns\n"
+"                      (from the window's start, start_mono_ns)\n"
 "  --trace[=DIR]       third view (trace_ keys) from a sched_switch trace\n"
 "                      of the tasks' CPUs (tracefs DIR, default\n"
 "                      /sys/kernel/tracing; changed settings are restored)\n"
@@ -1357,6 +1434,7 @@ int main(int argc, char **argv)
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "no-cgroup", no_argument, NULL, 'n' },
 		{ "dump", required_argument, NULL, 'D' },
+		{ "home", required_argument, NULL, 'H' },
 		{ "trace", optional_argument, NULL, 'T' },
 		{ "self-test", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1441,6 +1519,13 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			dump = optarg;
+			break;
+		case 'H':
+			if (parse_cpulist(optarg, &home_cpus)) {
+				fprintf(stderr, "corun: bad --home CPU list '%s'\n", optarg);
+				return 1;
+			}
+			have_home = 1;
 			break;
 		case 'T':
 			tfs.dir = optarg ? optarg : "/sys/kernel/tracing";
@@ -1594,7 +1679,8 @@ int main(int argc, char **argv)
 			struct rec *r = k ? &sl->srec : &sl->rec;
 
 			v[k].list[i] = sl_copy(r->segs, r->n);
-			if (r->open)	/* killed, or overflowed at the very end */
+			/* killed, or overflowed at the very end */
+			if (r->open && !r->away)
 				sl_push(&v[k].list[i], r->cur_s, r->cur_e);
 			if (!sl->done || r->overflow || sl->migrations)
 				status = 2;
@@ -1656,6 +1742,11 @@ int main(int argc, char **argv)
 		       r->gap_n[2], (double)r->gap_t[2] / 1e6,
 		       r->gap_n[3], (double)r->gap_t[3] / 1e6,
 		       sl->quiet_gaps, (double)sl->quiet_ns / 1e6);
+		if (r->away_n)
+			printf("#   off the --home CPUs: %" PRIu64 " runs, %.1f ms"
+			       " [sched %.1f ms], left out of the views\n",
+			       r->away_n, (double)r->away_ns / 1e6,
+			       (double)sl->srec.away_ns / 1e6);
 		if (tasks[i].sleep_ns)
 			printf("#   sleeper: %" PRIu64 " wakeups (%.0f/s), oversleep"
 			       " avg %.1f us, max %.1f ms, > 1 ms %" PRIu64
@@ -1735,7 +1826,8 @@ int main(int argc, char **argv)
 	if (tfs.dir)
 		printf(" trace_total_run_us=%.0f trace_events=%ld trace_lost=%"
 		       PRIu64, us(v[2].sum), trace_events, trace_lost);
-	printf(" setup_us=%.0f ok=%d\n", setup_ns / 1e3, status == 0);
+	printf(" setup_us=%.0f start_mono_ns=%" PRId64 " ok=%d\n",
+	       setup_ns / 1e3, sh->start_ns, status == 0);
 	for (int i = 0; i < ntasks; i++) {
 		struct slot *sl = &sh->slot[i];
 		struct rec *r = &sl->rec;
@@ -1748,7 +1840,9 @@ int main(int argc, char **argv)
 		       " gap_us_100us=%.0f gap_us_1ms=%.0f gap_us_10ms=%.0f"
 		       " gap_us_long=%.0f quiet_gaps=%" PRIu64 " quiet_gap_us=%.0f"
 		       " sched_run_us=%.0f sched_share_pct=%.3f"
-		       " sched_run_pct_of_window=%.3f sched_segments=%zu",
+		       " sched_run_pct_of_window=%.3f sched_segments=%zu"
+		       " away_us=%.0f away_segments=%" PRIu64
+		       " sched_away_us=%.0f",
 		       tasks[i].name, tasks[i].cpu, tasks[i].group,
 		       us(raw->run[i]), pct(raw->run[i], raw->sum),
 		       pct(raw->run[i], window), raw->list[i].n, us(r->max_gap),
@@ -1758,7 +1852,8 @@ int main(int argc, char **argv)
 		       us(r->gap_t[0]), us(r->gap_t[1]), us(r->gap_t[2]),
 		       us(r->gap_t[3]), sl->quiet_gaps, us(sl->quiet_ns),
 		       us(sv->run[i]), pct(sv->run[i], sv->sum),
-		       pct(sv->run[i], window), sv->list[i].n);
+		       pct(sv->run[i], window), sv->list[i].n,
+		       us(r->away_ns), r->away_n, us(sl->srec.away_ns));
 		if (tasks[i].sleep_ns)
 			printf(" wakeups=%" PRIu64 " wakeups_per_s=%.1f"
 			       " wake_lat_avg_us=%.1f wake_lat_max_us=%.0f"
