@@ -16,13 +16,22 @@
 # in others).  A cpuset of one CPU falls back to its parent's CPUs while
 # that CPU is down and gets it back when it returns: the task on the
 # cycling CPU runs elsewhere meanwhile, and corun reports it as migrated
-# (printed, not judged).
+# (printed, not judged).  That fallback can also put it on package 1 for
+# a while: hotplug's balance_push() sends a task whose cpuset has no
+# active CPU left to any CPU, and the idle CPUs of package 1 pull it
+# before the cpuset work narrows it to its parent's CPUs (a trace of all
+# CPUs showed p3 on CPU 4 for 516 ms in one run, 2026-12-06).  Running
+# there is no overlap on package 0, so corun measures with --home 0-3
+# and prints each task's run off the package (away); the progress check
+# counts both.  Without --home that run gave 2.99% G/P overlap, all of
+# it p3 on CPU 4.
 #  1. the leader: G has 3 spinners (on CPUs 0-2 at first) and CPU 3
 #     cycles.  While 3 is down, 2 leads the span (debugfs, read while it
 #     is down), and 3 leads again once back.  G/P overlap <= 0.1% (raw
 #     view: what executed); G's 3 threads ran together >= 90% of the time
 #     any of them ran (trace view: 4 vCPUs of a 2-core TCG host cannot be
-#     seen executing at once); every task ran >= 5% of the window.
+#     seen executing at once); every task ran >= 5% of the window (on
+#     package 0 or off it).
 #  2. a follower: G has 4 spinners and CPU 1 cycles.  G/P overlap <= 0.1%
 #     (raw); every task ran >= 5% of the window (a task displaced by
 #     hotplug still runs), the leader stays 3.  No co-run floor here:
@@ -104,7 +113,7 @@ run() {
 	for c in $gcpus; do args+=(--task "g$c:$c:$(cg_rel G/c$c):G"); ng=$((ng + 1)); done
 	for c in 0 1 2 3; do args+=(--task "p$c:$c:$(cg_rel P/c$c):P"); done
 	rm -f "$STOPFILE"
-	corun_bg "$out" --trace --setup-timeout 60 --warmup 3 "${args[@]}"
+	corun_bg "$out" --trace --home 0-3 --setup-timeout 60 --warmup 3 "${args[@]}"
 	for ((i = 0; i < 600; i++)); do
 		[ "$(members G)" = "$ng" ] && [ "$(members P)" = 4 ] && break
 		read -r -t 0.1 -u 7
@@ -127,22 +136,28 @@ run() {
 # task ran off the CPU it pinned itself to: expected here (see above),
 # so every task must have finished without a segment overflow instead.
 judge() {
-	local out=$1 t rc cycles
+	local out=$1 t rc cycles win
 	rc=$(cat "$WORK/$out.rc")
 	[ "$rc" = 0 ] || [ "$rc" = 2 ] || fail "$out: corun exit $rc"
 	cycles=$(grep -c '^up ' "$WORK/$out.cycle")
 	check_ge "$out: cpu$2 offline-online cycles during the run" "$cycles" 2
+	win=$(kv "$out" run summary window_us)
 	for t in $(awk '$1 == "task" { print $2 }' "$WORK/$out"); do
 		check_eq "$out: $t finished" "$(kv "$out" task "$t" finished)/$(kv "$out" task "$t" overflow)" 1/0
-		check_ge "$out: $t run % of window (raw)" "$(kv "$out" task "$t" run_pct_of_window)" 5
+		# progress anywhere: on package 0 and off it
+		check_ge "$out: $t run % of window, on and off package 0 (raw)" \
+			"$(awk -v r="$(kv "$out" task "$t" run_us)" -v a="$(kv "$out" task "$t" away_us)" -v w="$win" \
+				'BEGIN { printf "%.3f", (w > 0 ? 100 * (r + a) / w : 0) }')" 5
 		MOVED[$out]+="$t:$(kv "$out" task "$t" migrations) "
+		AWAY[$out]+="$t:$(kv "$out" task "$t" away_us) "
 	done
 	log "# $out: migrations (segments begun off the pinned CPU): ${MOVED[$out]}"
+	log "# $out: us run off package 0 (left out of the overlap): ${AWAY[$out]}"
 	OV[$out]=$(kv "$out" gpair G,P overlap_pct_of_min)
 	check_le "$out: G/P overlap % (raw)" "${OV[$out]}" 0.1
 }
 
-declare -A OV MOVED
+declare -A OV MOVED AWAY
 mkfifo "$WORK/fifo"
 exec 7<> "$WORK/fifo"	# never written: read -t on it sleeps without a fork
 cg_create G; cg_cpus G 0-3
