@@ -34,6 +34,7 @@ REPS=${REPS:-${BENCH_REPS:-3}}
 log "bench-info reps $REPS"
 log "bench-info max_level ${MAX_LEVEL:-none}"
 log "bench-info release $(uname -r)"
+log "bench-info cpus $(nproc) (SMT pairs $(sort -u /sys/devices/system/cpu/cpu*/topology/thread_siblings_list | paste -sd' ' -))"
 # The guest runner's corehold would hold a core cookie from boot:
 # tests/bench.sh boots this script with cosched.corehold=0.
 log "bench-info corehold ${COSCHED_COREHOLD:-unknown}"
