@@ -55,7 +55,7 @@ measure() {
 	for c in "$@"; do spin_in "$g" "$c"; spin_in "$p" "$c"; done
 	sleep 0.5
 	cg_sched "$g" "$level" || fail "cannot coschedule $g at level $level"
-	gid=$(stat -c %i "$(cg_dir "$g")")
+	gid=$(cg_id "$g")
 	sleep 1
 	trace_record "$DURATION" "trace$level" sched_switch sched_cosched_switch || fail "no trace"
 	gpids=$(tr '\n' ' ' < "$(cg_dir "$g")/cgroup.procs")

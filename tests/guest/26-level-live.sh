@@ -214,7 +214,7 @@ spin_in H 2
 XPID=${SPINNERS[-1]}
 cg_sched G 0 || fail "cannot set G to 0"
 sleep 1
-gid=$(stat -c %i "$(cg_dir G)")
+gid=$(cg_id G)
 cg_sched G 2 || fail "cannot set G to 2"
 trace_record 3 l2.trace sched_switch sched_cosched_switch || fail "no trace"
 gpids=$(cat "$(cg_dir G/w)/cgroup.procs" "$(cg_dir G/th)/cgroup.threads" "$(cg_dir G/th/t1)/cgroup.threads" "$(cg_dir G/th/t2)/cgroup.threads" 2>/dev/null | tr '\n' ' ')

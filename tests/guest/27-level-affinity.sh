@@ -53,7 +53,7 @@ cg_sched G 2 || fail "cannot coschedule G at level 2"
 sleep 1
 
 now_trace() { awk '{ print $1 }' /proc/uptime; }
-gid=$(stat -c %i "$(cg_dir G)")
+gid=$(cg_id G)
 ev=sched_switch
 [ -e /sys/kernel/tracing/events/sched/sched_cosched_switch ] && ev="$ev sched_cosched_switch"
 # shellcheck disable=SC2086 # two event names

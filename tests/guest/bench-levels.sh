@@ -44,7 +44,7 @@ for ((l = 2; l <= ${MAX_LEVEL:-0}; l++)); do
 	cg_sched $g "$l" || { fail "cannot coschedule $g at level $l"; spinners_stop; continue; }
 	sleep 1
 	trace_record "$S" "trace$l" sched_switch sched_cosched_switch || fail "level $l: no trace"
-	switchtrace --level $l --gid "$(stat -c %i "$(cg_dir $g)")" --cpus "$span" \
+	switchtrace --level $l --gid "$(cg_id "$g")" --cpus "$span" \
 		--g "$(tr '\n' ' ' < "$(cg_dir $g)/cgroup.procs")" --p "$(tr '\n' ' ' < "$(cg_dir $p)/cgroup.procs")" \
 		"$WORK/trace$l" > "$WORK/l$l"
 	sed 's/^/# /' "$WORK/l$l"

@@ -175,6 +175,9 @@ cg_create() {
 # cg_rel NAME: path relative to $CG (for corun --task); cg_dir: absolute.
 cg_rel() { printf '%s\n' "$TEST_CG/$1"; }
 cg_dir() { printf '%s\n' "$CG/$TEST_CG/$1"; }
+# cg_id NAME: the cgroup id of the test's cgroup NAME (its directory's
+# inode number), as tracepoints such as sched_cosched_switch print it.
+cg_id() { stat -c %i "$(cg_dir "$1")"; }
 
 # cg_write NAME FILE VALUE: write with schedw, print the exact result.
 cg_write() {
