@@ -64,7 +64,8 @@ leader_of_pkg0() {
 	local line want=0 l=none
 	[ -r $DEBUG ] || { echo none; return; }
 	while IFS= read -r line; do
-		if [[ $line == "level 2 span "* ]]; then
+		if [[ $line == "level "* ]]; then
+			# only package 0's block: never a wider span's leader
 			[[ $line == "level 2 span 0-"* ]] && want=1 || want=0
 		elif [ $want = 1 ] && [[ $line == "  leader "* ]]; then
 			l=${line#  leader }; l=${l%% *}
