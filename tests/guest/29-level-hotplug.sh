@@ -137,7 +137,7 @@ run() {
 # task ran off the CPU it pinned itself to: expected here (see above),
 # so every task must have finished without a segment overflow instead.
 judge() {
-	local out=$1 t rc cycles win
+	local out=$1 t rc cycles win away
 	rc=$(cat "$WORK/$out.rc")
 	[ "$rc" = 0 ] || [ "$rc" = 2 ] || fail "$out: corun exit $rc"
 	cycles=$(grep -c '^up ' "$WORK/$out.cycle")
@@ -145,12 +145,13 @@ judge() {
 	win=$(kv "$out" run summary window_us)
 	for t in $(awk '$1 == "task" { print $2 }' "$WORK/$out"); do
 		check_eq "$out: $t finished" "$(kv "$out" task "$t" finished)/$(kv "$out" task "$t" overflow)" 1/0
+		away=$(kv "$out" task "$t" away_us)
 		# progress anywhere: on package 0 and off it
 		check_ge "$out: $t run % of window, on and off package 0 (raw)" \
-			"$(awk -v r="$(kv "$out" task "$t" run_us)" -v a="$(kv "$out" task "$t" away_us)" -v w="$win" \
+			"$(awk -v r="$(kv "$out" task "$t" run_us)" -v a="$away" -v w="$win" \
 				'BEGIN { printf "%.3f", (w > 0 ? 100 * (r + a) / w : 0) }')" 5
 		MOVED[$out]+="$t:$(kv "$out" task "$t" migrations) "
-		AWAY[$out]+="$t:$(kv "$out" task "$t" away_us) "
+		AWAY[$out]+="$t:$away "
 	done
 	log "# $out: migrations (segments begun off the pinned CPU): ${MOVED[$out]}"
 	log "# $out: us run off package 0 (left out of the overlap): ${AWAY[$out]}"
