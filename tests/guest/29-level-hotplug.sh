@@ -59,10 +59,16 @@ tracefs_ready || fail "no sched_switch tracing"
 
 # leader_of_pkg0: the leader of the level-2 span holding CPU 0, from
 # debugfs ("level 2 span 0-3 ..." then "  leader N ..."); "none" if the
-# kernel shows no such span.
+# kernel shows no such span.  The file is read whole, once: a read loop
+# on it gets each line from a new rendering (bash's read seeks back after
+# each line, and seq_file renders the file again at a seek), so a line
+# that grew or shrank meanwhile (an epoch, a turn's ms, a CPU mask) tears
+# the blocks apart; the first full run of 2026-12-06 read package 1's
+# leader so.
 leader_of_pkg0() {
-	local line want=0 l=none
+	local line snap want=0 l=none
 	[ -r $DEBUG ] || { echo none; return; }
+	IFS= read -r -d '' snap < $DEBUG
 	while IFS= read -r line; do
 		if [[ $line == "level "* ]]; then
 			# only package 0's block: never a wider span's leader
@@ -71,7 +77,7 @@ leader_of_pkg0() {
 			l=${line#  leader }; l=${l%% *}
 			want=0
 		fi
-	done < $DEBUG
+	done <<< "$snap"
 	echo "$l"
 }
 

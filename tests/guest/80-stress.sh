@@ -345,8 +345,12 @@ monitor() {
 			read -r l 2> /dev/null < "$T/$g/cpu.scheduled"
 			echo "group $g scheduled ${l:-?} weight ${w:-?} idle ${i:-?} max ${m:-?}"
 		done
+		# read whole, once: a line-by-line read renders it anew at
+		# each line (see 29-level-hotplug), which tears the blocks
 		if [ -r /sys/kernel/debug/sched/cosched ]; then
-			while IFS= read -r line; do echo "$line"; done < /sys/kernel/debug/sched/cosched
+			line=
+			IFS= read -r -d '' line < /sys/kernel/debug/sched/cosched
+			printf '%s' "$line"
 		fi
 		read -r -t 5 -u 7
 	done > "$MONITOR_OUT" 2>&1
