@@ -14,12 +14,17 @@
 #  - A and B ran in every second of the run (>= 50 ms in each 1-s
 #    window), and B ran on the package it was moved to (>= 90% of its
 #    run time in each phase, the first 0.5 s after a move left out);
-#  - on each package, G's and P's tasks never ran at once: <= 1% of G's
-#    run time there (trace view: under TCG it shows a vCPU that the host
-#    stopped between its switch and the record as still running:
-#    21-l2-exclusion's trace view gave 0.13-0.96% where its raw view,
-#    what executed, gave 0.00% (2026-12-05); 21 and 22 judge the raw view at
-#    0.1%; measured here 0.15% and 0.08% in a first run, 2026-12-05);
+#  - on each package, no task of G or P began to run while the package
+#    was settled on the other (switchtrace, as in 24-level-trace and
+#    26-level-live: from a switch's last follow to the next decision):
+#    <= 0.1% of each one's run time there;
+#  - on each package, G's and P's tasks ran at once <= 2% of G's run time
+#    there, the bound 24-level-trace puts on a run recorded outside its
+#    turn (trace view: under TCG it shows a vCPU that the host stopped
+#    between its switch and the record as still running: 21-l2-exclusion's
+#    trace view gave 0.13-0.96% where its raw view, what executed, gave
+#    0.00% (2026-12-05); 21 and 22 judge the raw view at 0.1%; here 0.08-
+#    0.79% in 17 runs and 1.46% in one, 2026-12-06, when the bound was 1%);
 #  - turn_us 400 ms at level 2 for TCG, as in 22-l2-gang.
 # On the stock kernel G is a plain group: G and P overlap, and it fails.
 # History: in wip/ until 2026-12-06, because one run before patch 30 (a
@@ -33,6 +38,16 @@
 # task running when the trace began could run 800 ms unseen.  What ran
 # then is now the prev_pid of the CPU's first switch, and each second's
 # runs of A and B, A's CPUs and the leaders' switches to G are printed.
+# On 2026-12-06 the sched_cosched_decide tracepoint showed the cause of
+# the remaining seconds without a run (about 1 run in 6-8): the open turn
+# was charged at the weight queued at the decision instant, and won three
+# decisions in a row; patch 31 charges it at its weight averaged over the
+# turn.  Of 26 runs since, one had such a second (B 13 ms, the trace's
+# first second; tests/known-failures says why it may still happen), the
+# others' least run of A or B in a second was 90-400 ms.  The phases were placed by the uptime clock read by awk after the
+# trace began, which with every CPU busy can start a second late: B's
+# runs on its old package before the move then counted in the phase
+# after it (80.07% in one run); they are now placed by trace markers.
 . "$(dirname "$0")/lib.sh"
 test_init 27-level-affinity
 require_cosched
@@ -53,6 +68,10 @@ cg_sched G 2 || fail "cannot coschedule G at level 2"
 sleep 1
 
 now_trace() { awk '{ print $1 }' /proc/uptime; }
+# mark NAME: a marker in the trace, on its own clock, by a shell builtin:
+# the phases are taken from these (a command such as now_trace's awk can
+# take a second to start here, with every CPU busy)
+mark() { echo "cosched27 $1" > "$TRACE_INSTANCE/trace_marker"; }
 gid=$(cg_id G)
 ev=sched_switch
 [ -e /sys/kernel/tracing/events/sched/sched_cosched_switch ] && ev="$ev sched_cosched_switch"
@@ -60,21 +79,23 @@ ev=sched_switch
 trace_start $ev || fail "no trace"
 t_start=$(now_trace)
 sleep 4
-t_pre1=$(now_trace)
+mark pre1
 taskset -pc 4-7 "$B" > /dev/null || fail "taskset B 4-7"
+mark moved1
 t_move1=$(now_trace)
 sleep 4
-t_pre2=$(now_trace)
+mark pre2
 taskset -pc 0-3 "$B" > /dev/null || fail "taskset B 0-3"
+mark moved2
 t_move2=$(now_trace)
 sleep 4
 t_end=$(now_trace)
 trace_save trace
 log "# A $A (0-7), B $B (0-3, 4-7 at $t_move1, 0-3 at $t_move2), P ${PP[*]}; trace $t_start..$t_end (uptime s)"
 
-# The trace's timestamps are the local clock, /proc/uptime the boot
-# clock: the phases are taken relative to the first and last events.
-awk -v a="$A" -v b="$B" -v gid="$gid" -v pp="${PP[*]}" -v t0="$t_start" -v p1="$t_pre1" -v m1="$t_move1" -v p2="$t_pre2" -v m2="$t_move2" '
+# Each phase ends at the marker written before its taskset and begins
+# 0.5 s after the marker written when the previous one returned.
+awk -v a="$A" -v b="$B" -v gid="$gid" -v pp="${PP[*]}" '
 function ts() { match($0, /[0-9]+\.[0-9]+: /); return substr($0, RSTART, RLENGTH - 2) + 0 }
 function add(c, from, to,   k, s, e, w, pk, ph) {
 	if (to <= from) return
@@ -115,6 +136,10 @@ function cls(pid) { return pid == a ? "A" : pid == b ? "B" : (pid in isp) ? "P" 
 # began (the prev_pid of its first switch): without it, the time before a
 # CPU'"'"'s first switch is nobody'"'"'s
 NR == FNR {
+	if (match($0, /tracing_mark_write: cosched27 [a-z0-9]+/)) {
+		mk[substr($0, RSTART + 30, RLENGTH - 30)] = ts()
+		next
+	}
 	if ($0 !~ / sched_switch: /) next
 	t = ts(); if (!first) first = t; lastt = t
 	match($0, /\[[0-9]+\]/); c = substr($0, RSTART + 1, RLENGTH - 2) + 0
@@ -123,13 +148,12 @@ NR == FNR {
 }
 FNR == 1 {
 	for (c in init) who[c] = cls(init[c])
-	# phases on the trace clock, at the offsets from its start that
-	# the uptime clock gave: each ends before its taskset began and
-	# begins 0.5 s after the previous one returned
+	# phases on the trace clock, from the markers
 	span = lastt - first
-	ps[1] = first;                          pe[1] = first + (p1 - t0)
-	ps[2] = first + (m1 - t0) + 0.5;        pe[2] = first + (p2 - t0)
-	ps[3] = first + (m2 - t0) + 0.5;        pe[3] = lastt
+	ps[1] = first;                  pe[1] = mk["pre1"]
+	ps[2] = mk["moved1"] + 0.5;     pe[2] = mk["pre2"]
+	ps[3] = mk["moved2"] + 0.5;     pe[3] = lastt
+	nmk = ("pre1" in mk) + ("moved1" in mk) + ("pre2" in mk) + ("moved2" in mk)
 	want[1] = 0; want[2] = 1; want[3] = 0
 	nw = int(span)
 }
@@ -157,6 +181,7 @@ END {
 		if (minB < 0 || run["B", i] < minB) minB = run["B", i]
 	}
 	printf "progress all windows=%d a_min_us=%.0f b_min_us=%.0f\n", nw, minA * 1e6, minB * 1e6
+	printf "markers all n=%d\n", nmk
 	for (i = 0; i < nw; i++) {
 		cs = ""
 		for (c = 0; c < 8; c++) if ((i, c) in acpu) cs = cs c
@@ -166,14 +191,29 @@ END {
 		printf "phase %d b_us=%.0f b_on_pkg_us=%.0f b_on_pkg_pct=%.2f pkg=%d\n", k, bph[k] * 1e6, bon[k] * 1e6, bph[k] ? 100 * bon[k] / bph[k] : 0, want[k]
 }' "$WORK/trace" "$WORK/trace" > "$WORK/aff"
 cat "$WORK/aff"
+# Each package's turns, judged by switchtrace as in 24-level-trace and
+# 26-level-live: no task of G or P may begin to run while the package is
+# settled on the other (from the switch's last follow to the next
+# decision), whatever the trace records late.
+for pk in 0 1; do
+	cpus=$((pk * 4))-$((pk * 4 + 3))
+	switchtrace --level 2 --gid "$gid" --cpus "$cpus" --g "$A $B" --p "${PP[*]}" "$WORK/trace" > "$WORK/st$pk" ||
+		fail "switchtrace failed on $cpus"
+	grep -v '^inrun' "$WORK/st$pk" | sed "s/^/# package $pk: /"
+	grep '^inrun' "$WORK/st$pk" | head -5 | sed "s/^/# package $pk: /"
+done
 
 check_gt "1-s windows in the trace" "$(kv aff progress all windows)" 8
+check_eq "phase markers in the trace" "$(kv aff markers all n)" 4
 check_ge "A ran in every second (least us in a window)" "$(kv aff progress all a_min_us)" 50000
 check_ge "B ran in every second (least us in a window)" "$(kv aff progress all b_min_us)" 50000
 for k in 1 2 3; do
 	check_ge "phase $k: B on package $(kv aff phase $k pkg) %" "$(kv aff phase $k b_on_pkg_pct)" 90
 done
 for pk in 0 1; do
-	check_le "package $pk: G and P at once %" "$(kv aff pkg $pk overlap_pct)" 1
+	check_le "package $pk: G and P at once %" "$(kv aff pkg $pk overlap_pct)" 2
+	check_ge "package $pk: level-2 switches" "$(kv st$pk ev level=2 events)" 4
+	check_le "package $pk: G switched in while settled on open %" "$(kv st$pk run level=2 g_in_pct)" 0.1
+	check_le "package $pk: P switched in while settled on G %" "$(kv st$pk run level=2 p_in_pct)" 0.1
 done
-finish "level 2, A on 0-7 and B moved 0-3 -> 4-7 -> 0-3 while running: least run per second A $(kv aff progress all a_min_us) us, B $(kv aff progress all b_min_us) us (>= 50000); B on its package $(kv aff phase 1 b_on_pkg_pct)/$(kv aff phase 2 b_on_pkg_pct)/$(kv aff phase 3 b_on_pkg_pct)% (>= 90); G/P at once on package 0 $(kv aff pkg 0 overlap_pct)%, 1 $(kv aff pkg 1 overlap_pct)% (<= 1%, trace)"
+finish "level 2, A on 0-7 and B moved 0-3 -> 4-7 -> 0-3 while running: least run per second A $(kv aff progress all a_min_us) us, B $(kv aff progress all b_min_us) us (>= 50000); B on its package $(kv aff phase 1 b_on_pkg_pct)/$(kv aff phase 2 b_on_pkg_pct)/$(kv aff phase 3 b_on_pkg_pct)% (>= 90); G/P at once on package 0 $(kv aff pkg 0 overlap_pct)%, 1 $(kv aff pkg 1 overlap_pct)% (<= 2%, trace), switched in while settled on the other $(kv st0 run level=2 g_in_pct)/$(kv st0 run level=2 p_in_pct)%, $(kv st1 run level=2 g_in_pct)/$(kv st1 run level=2 p_in_pct)% (<= 0.1%, trace)"

@@ -127,6 +127,18 @@ if [ "$got" = "9600 9600 9800 0" ]; then ok switchtrace-switched-in "$got"; else
 "$HERE/switchtrace" --level 3 --gid 55 --cpus 4-7 --g "101" --p "201" "$tmp/sw" > "$tmp/sw3.out"
 got="$(kv "$tmp/sw3.out" ev level=3 foreign)"
 if [ "$got" = 2 ]; then ok switchtrace-foreign "$got"; else bad switchtrace-foreign "got '$got'"; fi
+# Another span's switches in the same trace (package 1's, to G and
+# back, while span 0 is settled on G, then open) are left out: span 0's
+# figures are those of the trace without them.
+{ sed -n 1,4p "$tmp/sw"
+  echo "            spin-301 [004] d..2.  10.005000: sched_cosched_switch: level=2 span_cpu=4 cpus=4 missing=0 old_cgroup=0 new_cgroup=55 drain_ns=50000 follow_ns=100000"
+  sed -n 5,7p "$tmp/sw"
+  echo "            spin-301 [004] d..2.  10.015000: sched_cosched_switch: level=2 span_cpu=4 cpus=4 missing=0 old_cgroup=55 new_cgroup=0 drain_ns=50000 follow_ns=100000"
+  sed -n '8,$p' "$tmp/sw"
+} > "$tmp/sw6"
+"$HERE/switchtrace" --level 2 --gid 55 --cpus 0-1 --g "101 102" --p "201 202" "$tmp/sw6" > "$tmp/sw6.out"
+got="$(kv "$tmp/sw6.out" ev level=2 foreign) $(kv "$tmp/sw6.out" ev level=2 events) $(kv "$tmp/sw6.out" ev level=2 missed) $(kv "$tmp/sw6.out" ev level=2 cpus) $(kv "$tmp/sw6.out" run level=2 g_us) $(kv "$tmp/sw6.out" run level=2 g_out_us) $(kv "$tmp/sw6.out" run level=2 p_us) $(kv "$tmp/sw6.out" run level=2 p_out_us) $(kv "$tmp/sw6.out" run level=2 p_in_us) $(kv "$tmp/sw6.out" idle level=2 g_turn_cpu_us)"
+if [ "$got" = "2 2 0 4:2, 19950 0 9600 0 0 19600" ]; then ok switchtrace-other-span "$got"; else bad switchtrace-other-span "got '$got'"; fi
 # vmrun on a canned dump (ns from the window's start): A's gaps of 200 us
 # (across the start), 30 us (shorter than --gap-us 50: it ran) and 100
 # us; B's of 150 us and one across the end; X runs 100 us while only B
