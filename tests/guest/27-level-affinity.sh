@@ -12,8 +12,9 @@
 # it runs, then back; a plain group P with a spinner on each of CPUs 0-7.
 # Over 3 phases of 4 s, from the scheduler's sched_switch trace:
 #  - A and B ran in every 2-s window of the run (>= 100 ms in each: 5
-#    turns of 400 ms; see the history below for why not 1 s), and B ran on the package it was moved to (>= 90% of its
-#    run time in each phase, the first 0.5 s after a move left out);
+#    turns of 400 ms; see the history below for why not 1 s), and B ran
+#    on the package it was moved to (>= 90% of its run time in each
+#    phase, the first 0.5 s after a move left out);
 #  - on each package, no task of G or P began to run while the package
 #    was settled on the other (switchtrace, as in 24-level-trace and
 #    26-level-live: from a switch's last follow to the next decision):
