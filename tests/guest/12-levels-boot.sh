@@ -17,6 +17,8 @@
 # then a leader of package 0 (3), then all of package 1 one by one, then
 # all back (the SMT core 0-1 stays whole: no static key is flipped), and
 # unchanged by a cpuset partition of CPUs 6-7 (domains rebuilt).
+# levels/2/turn_us takes 0 to 10 s in microseconds, ERANGE above and
+# EINVAL for what is not a number, and a refused write leaves the value.
 # max_level is the highest level built (cosched_max_level=8 clamped to it,
 # with the boot line saying so).  That no
 # nodes are built below cosched_max_level=2 is checked by 00-smoke, which
@@ -163,6 +165,26 @@ restore() {
 trap restore EXIT
 
 check_levels boot
+
+# levels/2/turn_us takes 0 to 10 s in microseconds: ERANGE above, EINVAL
+# for what is not a number, and a refused write leaves the value.
+TURN=$COSCHED_SYSFS/levels/2/turn_us
+turn_was=''
+if [ ${#expect[@]} -ge 1 ]; then
+	turn_was=$(rd "$TURN")
+	for tw in "10000000 ok" "10000001 ERANGE" "4294967296 ERANGE" \
+		  "-1 EINVAL" "abc EINVAL" "1.5 EINVAL" "0 ok"; do
+		set -- $tw
+		turn_before=$(rd "$TURN")
+		turn_res=$(schedw -n "$TURN" "$1")
+		turn_now=$(rd "$TURN")
+		turn_want=$turn_before; [ "$2" = ok ] && turn_want=$1
+		check_eq "levels/2/turn_us := $1: result, reads back" \
+			"$turn_res, $turn_now" "$2, $turn_want"
+	done
+	echo "$turn_was" > "$TURN"
+fi
+
 if [ ${#expect[@]} -ge 1 ] && [ "$(nproc --all)" -ge 8 ]; then
 	last=$(($(nproc --all) - 1))
 	set_online "$last" 0; check_levels "cpu$last offline"
@@ -194,4 +216,4 @@ else
 	hot="hotplug steps skipped: fewer than 8 CPUs or no level above 1"
 fi
 
-finish "$(printf '%s; ' "${got[@]}" | sed 's/cosched: //g; s/; $//') (sysfs: $(printf '%s; ' "${expect[@]}" | sed 's/cosched: //g; s/; $//')), max_level $ml; levels/N as derived, $hot"
+finish "$(printf '%s; ' "${got[@]}" | sed 's/cosched: //g; s/; $//') (sysfs: $(printf '%s; ' "${expect[@]}" | sed 's/cosched: //g; s/; $//')), max_level $ml; levels/N as derived, $hot; turn_us 0-10 s"
