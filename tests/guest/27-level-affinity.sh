@@ -105,17 +105,22 @@ log "# A $A (0-7), B $B (0-3, 4-7 at $t_move1, 0-3 at $t_move2), P ${PP[*]}; tra
 
 # Each phase ends at the marker written before its taskset and begins
 # 0.5 s after the marker written when the previous one returned.
-awk -v a="$A" -v b="$B" -v gid="$gid" -v pp="${PP[*]}" '
+awk -v a="$A" -v b="$B" -v gid="$gid" -v pp="${PP[*]}" -v win_s=2 '
 function ts() { match($0, /[0-9]+\.[0-9]+: /); return substr($0, RSTART, RLENGTH - 2) + 0 }
+# the progress window (win_s seconds from the first switch) time t is in
+function win(t) { return int((t - first) / win_s) }
 function add(c, from, to,   k, s, e, w, pk, ph) {
 	if (to <= from) return
 	pk = c < 4 ? 0 : 1
 	if (who[c] == "G" || who[c] == "A" || who[c] == "B") grun[pk] += to - from
 	# progress per 2-s window, and B per phase and package
+	# by window index: a window'"'"'s end, taken back to an index, can round
+	# into the window it ends, and the walk would never leave it
 	if (who[c] == "A" || who[c] == "B") {
-		for (s = from; s < to; s = e) {
-			w = int((s - first) / 2); e = first + 2 * (w + 1); if (e > to) e = to
-			run[who[c], w] += e - s
+		s = from
+		for (w = win(s); s < to; w++) {
+			e = first + win_s * (w + 1); if (e > to) e = to
+			if (e > s) { run[who[c], w] += e - s; s = e }
 		}
 	}
 	if (who[c] == "B") {
@@ -165,7 +170,7 @@ FNR == 1 {
 	ps[3] = mk["moved2"] + 0.5;     pe[3] = lastt
 	nmk = ("pre1" in mk) + ("moved1" in mk) + ("pre2" in mk) + ("moved2" in mk)
 	want[1] = 0; want[2] = 1; want[3] = 0
-	nw = int(span / 2)
+	nw = int(span / win_s)
 }
 / sched_switch: / {
 	t = ts()
@@ -173,14 +178,14 @@ FNR == 1 {
 	sweep(t)
 	match($0, / next_pid=[0-9]+/); np = substr($0, RSTART + 10, RLENGTH - 10)
 	who[c] = cls(np)
-	if (who[c] == "A") acpu[int((t - first) / 2), c] = 1
+	if (who[c] == "A") acpu[win(t), c] = 1
 }
 # the leaders'"'"' switches, when the kernel has the event: G'"'"'s turns per
 # package and window, for the diagnosis of a window without a run
 / sched_cosched_switch: / && / level=2 / {
 	t = ts(); match($0, / span_cpu=[0-9]+/); pk = substr($0, RSTART + 10, RLENGTH - 10) + 0 < 4 ? 0 : 1
-	if ($0 ~ (" new_cgroup=" gid " ")) gturn[int((t - first) / 2), pk]++
-	nsw[int((t - first) / 2), pk]++
+	if ($0 ~ (" new_cgroup=" gid " ")) gturn[win(t), pk]++
+	nsw[win(t), pk]++
 }
 END {
 	for (pk = 0; pk < 2; pk++)
