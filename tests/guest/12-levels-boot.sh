@@ -169,7 +169,6 @@ check_levels boot
 # levels/2/turn_us takes 0 to 10 s in microseconds: ERANGE above, EINVAL
 # for what is not a number, and a refused write leaves the value.
 TURN=$COSCHED_SYSFS/levels/2/turn_us
-turn_was=''
 if [ ${#expect[@]} -ge 1 ]; then
 	turn_was=$(rd "$TURN")
 	for tw in "10000000 ok" "10000001 ERANGE" "4294967296 ERANGE" \
