@@ -271,13 +271,13 @@ else failt ctl-enable-refuses-bad-values "$rc $rc2 $rc3: $out | $out2 | $out3"; 
 # (The daemon logs the widening after it wrote cpuset.cpus: wait for both.)
 widened="released new.service; .* widened /system.slice/new.service to its parent's CPUs 0-7"
 out=$(./coschedctl disable --root=$T/root --reload new.service 2>&1); rc=$?
-if [ $rc = 0 ] && [ ! -e $U/new.service.d ] && grep -q '^Reload$' $T/mock.log &&
-   waitfor '! $C status | grep -q "^new.service "' && [ "$(sched /system.slice/new.service)" = 0 ] &&
+if [ $rc = 0 ] && [ ! -e $U/new.service.d ] && waitfor "grep -q '^Reload$' $T/mock.log" &&
+   waitfor '! $C status | grep -q "^new.service "' && waitfor '[ "$(sched /system.slice/new.service)" = 0 ]' &&
    waitfor '[ "$(cpus /system.slice/new.service)" = 0-7 ]' &&
-   grep -q '^realized new.service AllowedCPUs=: No space left on device' $T/mock.log &&
+   waitfor "grep -q '^realized new.service AllowedCPUs=: No space left on device' $T/mock.log" &&
    waitfor 'grep -q "$widened" $T/d.log'; then
         pass ctl-disable-removes-and-releases
-else failt ctl-disable-removes-and-releases "rc=$rc $out; $($C status | grep new); cpus $(cpus /system.slice/new.service); $(grep 'new.service' $T/d.log | tail -2 | tr '\n' '|')"; fi
+else failt ctl-disable-removes-and-releases "rc=$rc $out; $($C status | grep new); cpus $(cpus /system.slice/new.service) sched $(sched /system.slice/new.service); $(grep -c '^Reload$' $T/mock.log) reloads; $(grep '^realized new.service' $T/mock.log | tail -1); $(grep 'new.service' $T/d.log | tail -2 | tr '\n' '|')"; fi
 out=$(./coschedctl disable --root=$T/root new.service 2>&1); rc=$?
 out2=$(./coschedctl disable --root=$T/root --cpus 2 new.service 2>&1); rc2=$?
 out3=$(./coschedctl status --level core 2>&1); rc3=$?
