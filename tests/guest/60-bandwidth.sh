@@ -1,5 +1,7 @@
 #!/bin/bash
-# timeout: 150
+# timeout: 240
+# (A guard against a hang, not a measure: 60-100 s in the full runs of
+# 2026-12-06/07, on a host that was 20-60% slower on 2026-12-07.)
 # Bandwidth control on coscheduled groups (issue 9 point 4).  A
 # coscheduled group Q with cpu.max at 30% of one CPU against another
 # coscheduled group O (no limit), on the SMT pair CPU 2/3:
