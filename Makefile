@@ -6,7 +6,8 @@
 #   make run      boot the patched kernel to a root login on this terminal
 #   make bench    stock vs patched, coscheduled vs not: rates and ratios
 #   make peer-baseline   re-measure the peer suites' stock and =n baseline
-#   make soak     the stress and hostile-input tests on a KASAN kernel, SOAK s
+#   make soak     the stress (levels 0-1 and 0-3) and hostile-input tests on
+#                 a KASAN kernel, SOAK s
 #
 # KERNEL=stock runs demo/test/run on the unpatched kernel (same config).
 
@@ -62,10 +63,11 @@ check-host:
 
 # The debug-kernel soak with KASAN (kernel/build.sh kasan: a full build of
 # its own the first time, 34 minutes here, so make test does not
-# build it): 80-stress for SOAK seconds (default 600) and 81-hostile.
+# build it): 80-stress and 82-stress-levels (the same stress booted with
+# cosched_max_level=3) for SOAK seconds each (default 600), and 81-hostile.
 SOAK ?= 600
 soak: deps
-	@KERNEL=kasan TESTS="80-stress 81-hostile" SOAK=$(SOAK) tests/run.sh
+	@KERNEL=kasan TESTS="80-stress 81-hostile 82-stress-levels" SOAK=$(SOAK) tests/run.sh
 
 # checkpatch.pl and a compile of the touched directories at every patch,
 # with CONFIG_COSCHEDULING=y and =n (several minutes).
