@@ -48,7 +48,7 @@ out=$(coschedd --check-config 2>&1) || fail "check-config: $out"
 systemctl reload coschedd || fail "systemctl reload coschedd"
 
 S=/sys/fs/cgroup/$SLICE
-wait_until 30 '[ "$(rd $CG/$RAW/cpu.scheduled)" = 1 ] && [ "$(rd $S/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(rd $CG/$RAW/cpu.scheduled)" = 1 ] && [ "$(rd $S/cpu.scheduled)" = 1 ]'
 coschedctl status
 check_eq "raw cpuset.cpus" "$(rd $CG/$RAW/cpuset.cpus)" 2-3
 check_eq "raw cpu.scheduled" "$(rd $CG/$RAW/cpu.scheduled)" 1
@@ -67,7 +67,7 @@ case "$status" in "2 placed, 0 pending, 0 error"*) pass "StatusText" ;; *) fail 
 # Removal: 0 first, then widen.
 rm -f "$DROPIN"
 systemctl reload coschedd || fail "reload after removal"
-wait_until 30 '[ "$(rd $CG/$RAW/cpu.scheduled)" = 0 ] && [ "$(rd $S/cpu.scheduled)" = 0 ]'
+wait_until "$SETTLE" '[ "$(rd $CG/$RAW/cpu.scheduled)" = 0 ] && [ "$(rd $S/cpu.scheduled)" = 0 ]'
 check_eq "raw cpu.scheduled after removal" "$(rd $CG/$RAW/cpu.scheduled)" 0
 check_eq "raw cpuset.cpus after removal" "$(rd $CG/$RAW/cpuset.cpus)" ""
 check_eq "slice cpu.scheduled after removal" "$(rd $S/cpu.scheduled)" 0

@@ -18,7 +18,7 @@ Spans=1
 AllowedCPUs=6-7"
 printf '%s\n' "$good" > "$DROPIN"
 systemctl reload coschedd || fail "reload (good config)"
-wait_until 30 '[ "$(rd $CG/$RAW/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(rd $CG/$RAW/cpu.scheduled)" = 1 ]'
 check_eq "placed cpus" "$(rd $CG/$RAW/cpuset.cpus)" 6-7
 check_eq "placed level" "$(rd $CG/$RAW/cpu.scheduled)" 1
 
@@ -28,7 +28,7 @@ if systemctl reload coschedd 2>/dev/null; then fail "systemctl reload accepted a
 else pass "systemctl reload refused the broken config"; fi
 check_eq "daemon still active" "$(systemctl is-active coschedd)" active
 kill -HUP "$(systemctl show -p MainPID --value coschedd)"
-wait_until 30 'journalctl -u coschedd --since "$since" -o cat | grep -q "keeping the running one"'
+wait_until "$SETTLE" 'journalctl -u coschedd --since "$since" -o cat | grep -q "keeping the running one"'
 journalctl -u coschedd --since "$since" -o cat | tail -5
 if journalctl -u coschedd --since "$since" -o cat | grep -q "51-daemon-reload.conf:6: Spans= repeated"; then
 	pass "journal names file:line"
@@ -41,7 +41,7 @@ case "$status" in *"last reload failed"*) pass "StatusText says so: $status" ;; 
 # Restart with the good config: same place, verify clean.
 printf '%s\n' "$good" > "$DROPIN"
 systemctl restart coschedd || fail "restart"
-wait_until 30 'coschedctl verify >/dev/null'
+wait_until "$SETTLE" 'coschedctl verify >/dev/null'
 check_eq "cpus after restart" "$(rd $CG/$RAW/cpuset.cpus)" 6-7
 check_eq "level after restart" "$(rd $CG/$RAW/cpu.scheduled)" 1
 coschedctl verify; check_eq "verify after restart" "$?" 0

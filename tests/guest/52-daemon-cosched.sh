@@ -22,7 +22,7 @@ cg_create X
 RAW=$(cg_rel A)
 printf '[daemon]\nReservedCPUs=0-1\n\n[t52]\nCgroupPath=/%s\nLevel=core\nSpans=1\n' "$RAW" > "$DROPIN"
 systemctl reload coschedd || fail "reload"
-wait_until 30 '[ "$(rd $CG/$RAW/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(rd $CG/$RAW/cpu.scheduled)" = 1 ]'
 cpus=$(rd "$CG/$RAW/cpuset.cpus")
 log "# coschedd placed A on $cpus, cpu.scheduled $(rd $CG/$RAW/cpu.scheduled)"
 check_eq "A coscheduled by the daemon" "$(rd $CG/$RAW/cpu.scheduled)" 1

@@ -194,7 +194,7 @@ core_of() { cat "/sys/devices/system/cpu/cpu$1/topology/thread_siblings_list"; }
 unit t53a Level=core Spans=1
 systemctl daemon-reload
 A=$SCG/t53a.service
-watch_bg "$WORK/start.w" 30 coscheduled "$A"
+watch_bg "$WORK/start.w" "$SETTLE" coscheduled "$A"
 sleep 0.2
 t0=${EPOCHREALTIME//[.,]/}
 systemctl start t53a.service || fail "systemctl start t53a"
@@ -206,13 +206,13 @@ t_conf=$(first_us "$WORK/start.w" conf)
 t_sched=$(first_us "$WORK/start.w" sched)
 t_first='' first_cpus='' first_sched='' first_aff=''
 # Its first command forks a few times: under TCG it may still be at work.
-wait_until 30 '[ -s $RUN/t53a.first ]' || log "# t53a's first command wrote no $RUN/t53a.first in 30 s"
+wait_until "$SETTLE" '[ -s $RUN/t53a.first ]' || log "# t53a's first command wrote no $RUN/t53a.first in $SETTLE s"
 read -r t_first first_cpus first_sched first_aff < "$RUN/t53a.first"
 log "# t53a: systemctl start returned +$(ms "$t0" "$t_ret") ms; cgroup seen +$(ms "$t0" "$t_cg") ms;" \
 	"first task ran +$(ms "$t0" "$t_first") ms (cpuset.cpus.effective $first_cpus, cpu.scheduled $first_sched," \
 	"affinity $first_aff); confined +$(ms "$t0" "$t_conf") ms; coscheduled +$(ms "$t0" "$t_sched") ms" \
 	"($(tail -1 "$WORK/start.w"))"
-[ -n "$t_sched" ] || fail "t53a not coscheduled within 30 s of its start"
+[ -n "$t_sched" ] || fail "t53a not coscheduled within $SETTLE s of its start"
 [ -n "$t_conf" ] && [ -n "$t_sched" ] && [ "$t_sched" -ge "$t_conf" ] && pass "t53a confined before coscheduled" ||
 	fail "t53a: coscheduled (+$(ms "$t0" "$t_sched")) before confined (+$(ms "$t0" "$t_conf"))"
 if [ -z "$t_first" ] || [ -z "$t_conf" ]; then
@@ -253,7 +253,7 @@ unit t53b
 coschedctl enable t53b.service --level core --cpus 4 || fail "coschedctl enable t53b"
 B=$SCG/t53b.service
 systemctl start t53b.service || fail "systemctl start t53b"
-wait_until 30 '[ "$(rd $B/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(rd $B/cpu.scheduled)" = 1 ]'
 bcpus=$(rd "$B/cpuset.cpus")
 check_eq "t53b (enable --cpus 4) CPUs" "$(ncpus "$bcpus")" 4
 check_eq "t53b coscheduled" "$(rd "$B/cpu.scheduled")" 1
@@ -303,7 +303,7 @@ log "# (b) corun --duration $RESTART_SECONDS ${CORUN_TASKS[*]}, coschedd restart
 taskset -c 0 corun --cgroup-root "$CG" --duration "$RESTART_SECONDS" "${CORUN_TASKS[@]}" \
 	> "$WORK/b.corun" 2> "$WORK/b.corun.err" &
 CORUN_PID=$!
-wait_until 30 'in_cg "$A" s1 s2 && in_cg "$(cg_dir X)" x' || fail "corun's tasks not in their cgroups after 30 s"
+wait_until "$SETTLE" 'in_cg "$A" s1 s2 && in_cg "$(cg_dir X)" x' || fail "corun's tasks not in their cgroups after $SETTLE s"
 w0=${EPOCHREALTIME//[.,]/}	# the window opens about --warmup (0.5 s) later
 sleep 1.5
 watch_bg "$WORK/restart.w" 30 - "$A" "$B"
@@ -311,7 +311,7 @@ oldpid=$(prop coschedd MainPID)
 r0=${EPOCHREALTIME//[.,]/}
 systemctl restart coschedd || fail "systemctl restart coschedd"
 r1=${EPOCHREALTIME//[.,]/}
-wait_until 30 'coschedctl verify > /dev/null'
+wait_until "$SETTLE" 'coschedctl verify > /dev/null'
 r2=${EPOCHREALTIME//[.,]/}
 sleep 1
 watch_end "$WORK/restart.w"
@@ -341,7 +341,7 @@ bdrop=$(ls "$U/t53b.service.d/"*.conf)
 sed -i 's/^CPUs=4$/CPUs=2/' "$bdrop"
 grep -q '^CPUs=2$' "$bdrop" || fail "cannot edit $bdrop: $(cat "$bdrop")"
 systemctl daemon-reload
-wait_until 30 '[ "$(ncpus "$(rd $B/cpuset.cpus)")" = 2 ] && [ "$(rd $B/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(ncpus "$(rd $B/cpuset.cpus)")" = 2 ] && [ "$(rd $B/cpu.scheduled)" = 1 ]'
 bcpus=$(rd "$B/cpuset.cpus")
 check_eq "t53b after the edit and daemon-reload: CPUs" "$(ncpus "$bcpus")" 2
 check_eq "t53b after daemon-reload: AllowedCPUs" "$(prop t53b.service AllowedCPUs)" "$bcpus"
@@ -352,7 +352,7 @@ unit t53c Level=core Spans=2
 systemctl daemon-reload
 C=$SCG/t53c.service
 systemctl start t53c.service || fail "systemctl start t53c"
-wait_until 30 '[ "$(ustate t53c.service)" = pending ]'
+wait_until "$SETTLE" '[ "$(ustate t53c.service)" = pending ]'
 coschedctl status
 check_eq "t53c (2 cores, 1 free) state" "$(ustate t53c.service)" pending
 [ "$(rd "$C/cpu.scheduled")" != 1 ] && pass "t53c not coscheduled ($(rd "$C/cpu.scheduled"))" || fail "t53c coscheduled while pending"
@@ -394,7 +394,7 @@ coschedctl verify; check_eq "coschedctl verify (t53b, t53c)" "$?" 0
 # its tasks in the slice's cpu group.  systemd's reset cannot empty the
 # cpuset.cpus of a cgroup with tasks (ENOSPC): coschedd widens it.
 coschedctl disable t53b.service || fail "coschedctl disable t53b"
-wait_until 30 '[ "$(rd $B/cpu.scheduled)" != 1 ] && [ "$(prop t53b.service AllowedCPUs)" = "" ] && runs_unconfined $B'
+wait_until "$SETTLE" '[ "$(rd $B/cpu.scheduled)" != 1 ] && [ "$(prop t53b.service AllowedCPUs)" = "" ] && runs_unconfined $B'
 bs=$(rd "$B/cpu.scheduled")
 if [ -d "$B" ] && { [ "$bs" = 0 ] || [ "$bs" = missing ]; } && [ "$(rd "$SCG/cpu.scheduled")" != 1 ]; then
 	pass "t53b after disable: not coscheduled (cpu.scheduled $bs, system.slice's $(rd "$SCG/cpu.scheduled"))"
@@ -420,7 +420,7 @@ systemctl start t53d.service || fail "systemctl start t53d"
 SL=$CG/t53.slice D=$CG/t53.slice/t53d.service
 # If t53d is confined before the slice is, it looks confined until the
 # next reconcile (ReconcileSec, 10 s) reads its effective CPUs again.
-wait_until 30 '[ "$(rd $SL/cpu.scheduled)" = 1 ] && [ "$(ustate t53d.service)" = error ]'
+wait_until "$SETTLE" '[ "$(rd $SL/cpu.scheduled)" = 1 ] && [ "$(ustate t53d.service)" = error ]'
 coschedctl status
 slcpus=$(rd "$SL/cpuset.cpus")
 check_eq "t53.slice coscheduled on one core" "$(rd "$SL/cpu.scheduled") $slcpus" "1 $(core_of "${slcpus%%[-,]*}")"

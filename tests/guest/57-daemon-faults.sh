@@ -41,7 +41,7 @@ jgroup() { journalctl -u coschedd --since "$1" COSCHED_GROUP="$2" -o cat --no-pa
 
 { printf '[daemon]\nReconcileSec=2\n\n'; group t57a "$RA" 10; } > "$DROPIN"
 systemctl reload coschedd || fail "reload (A)"
-wait_until 30 '[ "$(rd $CG/$RA/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(rd $CG/$RA/cpu.scheduled)" = 1 ]'
 a0=$(rd "$CG/$RA/cpuset.cpus")
 whole_core "$a0" && pass "A placed on $a0" || fail "A on '$a0', not a core"
 
@@ -56,14 +56,14 @@ for i in $(seq 40); do	# every 0.1 s until the new daemon placed B
 	[ "$(systemctl show -p MainPID --value coschedd)" != "$pid0" ] && [ "$(rd $CG/$RB/cpu.scheduled)" = 1 ] && break
 	sleep 0.1
 done
-wait_until 30 '[ "$(systemctl is-active coschedd)" = active ] && [ "$(rd $CG/$RB/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(systemctl is-active coschedd)" = active ] && [ "$(rd $CG/$RB/cpu.scheduled)" = 1 ]'
 check_eq "no group half-applied around the SIGKILL" "${bad:-none}" none
 check_eq "restarted by systemd (NRestarts)" "$(systemctl show -p NRestarts --value coschedd)" $((restarts0 + 1))
 check_eq "A kept its CPUs across the kill" "$(rd $CG/$RA/cpuset.cpus)" "$a0"
 check_eq "A coscheduled" "$(rd $CG/$RA/cpu.scheduled)" 1
 b0=$(rd "$CG/$RB/cpuset.cpus")
 whole_core "$b0" && [ "$b0" != "$a0" ] && pass "B placed on $b0" || fail "B on '$b0' (A on $a0)"
-wait_until 30 'coschedctl verify > /dev/null'
+wait_until "$SETTLE" 'coschedctl verify > /dev/null'
 coschedctl verify; check_eq "verify after the restart" "$?" 0
 
 # --- the first CPU of B's core goes offline -------------------------------
@@ -72,8 +72,8 @@ since=$(date '+%Y-%m-%d %H:%M:%S')
 sleep 1
 if echo 0 > /sys/devices/system/cpu/cpu$first/online; then
 	log "# CPU $first offline: online $(cat /sys/devices/system/cpu/online), spans $(tr '\n' ' ' < $COSCHED_SYSFS/levels/1/spans)"
-	wait_until 30 '[ "$(rd $CG/$RB/cpu.scheduled)" = 0 ] || [ "$(rd $CG/$RB/cpuset.cpus)" != "$b0" ]'
-	wait_until 30 '[ -n "$(jgroup "$since" t57b)" ]'
+	wait_until "$SETTLE" '[ "$(rd $CG/$RB/cpu.scheduled)" = 0 ] || [ "$(rd $CG/$RB/cpuset.cpus)" != "$b0" ]'
+	wait_until "$SETTLE" '[ -n "$(jgroup "$since" t57b)" ]'
 	line=$(jgroup "$since" t57b | head -1)
 	log "# journal: $line"
 	now=$(rd "$CG/$RB/cpuset.cpus"); s=$(rd "$CG/$RB/cpu.scheduled")
@@ -86,9 +86,9 @@ if echo 0 > /sys/devices/system/cpu/cpu$first/online; then
 	since=$(date '+%Y-%m-%d %H:%M:%S')
 	sleep 1
 	echo 1 > /sys/devices/system/cpu/cpu$first/online || fail "CPU $first back online"
-	wait_until 30 '[ "$(rd $CG/$RB/cpu.scheduled)" = 1 ] && [ "$(rd $CG/$RB/cpuset.cpus)" = "$b0" ]'
+	wait_until "$SETTLE" '[ "$(rd $CG/$RB/cpu.scheduled)" = 1 ] && [ "$(rd $CG/$RB/cpuset.cpus)" = "$b0" ]'
 	check_eq "B back on its core" "$(rd $CG/$RB/cpuset.cpus) $(rd $CG/$RB/cpu.scheduled)" "$b0 1"
-	wait_until 30 'jgroup "$since" t57b | grep -q "^placed"'
+	wait_until "$SETTLE" 'jgroup "$since" t57b | grep -q "^placed"'
 	line=$(jgroup "$since" t57b | grep '^placed' | head -1)
 	[ -n "$line" ] && pass "logged: $line" || fail "no 'placed' line for t57b after the online"
 else
@@ -101,16 +101,16 @@ since=$(date '+%Y-%m-%d %H:%M:%S')
 sleep 1
 kill $SA; wait $SA 2>/dev/null
 rmdir "$CG/$RA" || fail "rmdir A"
-wait_until 30 'coschedctl status | grep -q "^t57a .*pending"'
+wait_until "$SETTLE" 'coschedctl status | grep -q "^t57a .*pending"'
 st=$(coschedctl status | grep '^t57a')
 log "# status: $st"
 case $st in *pending*"does not exist"*) pass "A pending: cgroup does not exist" ;; *) fail "A after rmdir: $st" ;; esac
 case $(coschedctl topology 2>/dev/null | grep -c "t57a") in 0) pass "A holds no CPUs" ;; *) fail "A still holds CPUs: $(coschedctl topology | grep t57a)" ;; esac
-wait_until 30 'jgroup "$since" t57a | grep -q "does not exist"'
+wait_until "$SETTLE" 'jgroup "$since" t57a | grep -q "does not exist"'
 line=$(jgroup "$since" t57a | tail -1)
 [[ $line == *"does not exist"* ]] && pass "logged: $line" || fail "journal after the rmdir: '$line'"
 mkdir "$CG/$RA"
-wait_until 30 '[ "$(rd $CG/$RA/cpu.scheduled)" = 1 ]'
+wait_until "$SETTLE" '[ "$(rd $CG/$RA/cpu.scheduled)" = 1 ]'
 now=$(rd "$CG/$RA/cpuset.cpus")
 whole_core "$now" && pass "A placed again on $now once recreated" || fail "A recreated: cpu.scheduled $(rd $CG/$RA/cpu.scheduled) on '$now'"
 kill $SB 2>/dev/null

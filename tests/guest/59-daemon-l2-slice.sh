@@ -31,7 +31,7 @@ systemd-run --quiet --unit="$SVC" --slice="$SLICE" -p Type=exec sleep 600 || fai
 printf '[daemon]\nReservedCPUs=0-1\n\n[t59]\nSlice=%s\nLevel=package\nSpans=1\n' "$SLICE" > "$DROPIN"
 out=$(coschedd --check-config 2>&1) || fail "check-config: $out"
 systemctl reload coschedd || fail "systemctl reload coschedd"
-wait_until 30 '[ "$(rd $S/cpu.scheduled)" = 2 ]'
+wait_until "$SETTLE" '[ "$(rd $S/cpu.scheduled)" = 2 ]'
 coschedctl status | sed 's/^/# /'
 log "# level 2 spans: $(paste -sd' ' "$COSCHED_SYSFS/levels/2/spans" 2>/dev/null)"
 check_eq "slice cpu.scheduled" "$(rd "$S/cpu.scheduled")" 2
@@ -61,9 +61,9 @@ check_ge "slice co-run % (trace)" "$co" 90
 # Removal: the daemon sets cpu.scheduled 0 and gives the CPUs back.
 rm -f "$DROPIN"
 systemctl reload coschedd || fail "reload after removal"
-wait_until 30 '[ "$(rd $S/cpu.scheduled)" = 0 ]'
+wait_until "$SETTLE" '[ "$(rd $S/cpu.scheduled)" = 0 ]'
 check_eq "slice cpu.scheduled after removal" "$(rd "$S/cpu.scheduled")" 0
-wait_until 30 '[ -z "$(systemctl show -p AllowedCPUs --value $SLICE)" ]'
+wait_until "$SETTLE" '[ -z "$(systemctl show -p AllowedCPUs --value $SLICE)" ]'
 check_eq "slice AllowedCPUs after removal" "$(systemctl show -p AllowedCPUs --value "$SLICE")" ""
 
 finish "t59.slice placed by coschedd $placed (want 4-7, 2); slice/X overlap $(num "$ov")% (<=0.1%, raw), co-run $(num "$co")% (>=90%, trace), turn 400 ms; released on removal"

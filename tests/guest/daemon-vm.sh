@@ -214,14 +214,14 @@ state() {
 }
 before=$(state)
 systemctl restart coschedd || fail "restart coschedd"
-wait_until 30 'coschedctl status >/dev/null 2>&1'
+wait_until "$SETTLE" 'coschedctl status >/dev/null 2>&1'
 sleep 2
 check_eq "after restart (cpus pins scheduled)" "$(state)" "$before"
 coschedctl verify > /dev/null; check_eq "coschedctl verify after restart" "$?" 0
 
 # Stop: released, nothing left in status, nothing pending.
 systemctl stop "$VM_UNIT"
-wait_until 30 '! coschedctl status 2>/dev/null | grep -q "^$GRP "'
+wait_until "$SETTLE" '! coschedctl status 2>/dev/null | grep -q "^$GRP "'
 if coschedctl status | grep -q "^$GRP "; then fail "group $GRP still in status after the stop"
 else pass "group released at the stop"; fi
 if [ -d "$VCG" ]; then fail "$VCG still there"; else pass "the VM's cgroup is gone"; fi

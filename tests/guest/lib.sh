@@ -20,6 +20,12 @@ COSCHED_TOOLS=${COSCHED_TOOLS:-/usr/lib/cosched-tests/bin}
 case ":$PATH:" in *":$COSCHED_TOOLS:"*) ;; *) PATH=$COSCHED_TOOLS:$PATH ;; esac
 COSCHED_SYSFS=/sys/kernel/cosched
 DURATION=${COSCHED_DURATION:-10}	# seconds per corun measurement
+# How long a test waits for coschedd or systemd to reach a state (a group
+# placed or released, a journal line, a unit pending): a guard against a
+# state never reached, not a measure (the delays the issues ask for are
+# measured apart).  Under TCG a daemon restart alone took up to 11 s on a
+# busy guest (53-daemon-units, 2026-12-07).
+SETTLE=30
 
 TEST_NAME=
 TEST_CG=		# relative to $CG: cosched-test/NAME
