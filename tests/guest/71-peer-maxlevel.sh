@@ -32,8 +32,8 @@ coscheduled() {
 }
 check_eq "groups coscheduled before the suites" "$(coscheduled)" ""
 t0=$(date +%s)
-# test_cpuset_prs.sh is left to make peer-baseline: under TCG it runs
-# past its 300 s limit on stock too (measured), too long for make test.
+# test_cpuset_prs.sh runs alone, in 73-peer-cpuset and 74-peer-cpuset-maxlevel
+# (60 cases with CPU hotplug: about 300 s under TCG, more than this boot's rest).
 # peer-judge.sh reruns a suite with a difference once (TCG timing; see there).
 cmp=$("$P/peer-judge.sh" "$OUT" test_cpu test_core test_freezer test_kill cs_prctl_test)
 rc=$?
