@@ -24,13 +24,7 @@ check_gt "max_level (enabled)" "$ml" 0
 check_eq "highest level listed vs max_level" "${top:-0}" "$ml"
 check_eq "core scheduling held on from boot (corehold)" "$([[ $hold == held* ]] && echo yes || echo "no: $hold")" yes
 
-# coscheduled: the groups with a non-zero cpu.scheduled.
-coscheduled() {
-	find /sys/fs/cgroup -name cpu.scheduled 2>/dev/null | while read -r f; do
-		[ "$(cat "$f" 2>/dev/null)" = 0 ] || echo "${f%/cpu.scheduled}"
-	done | paste -sd' '
-}
-check_eq "groups coscheduled before the suites" "$(coscheduled)" ""
+check_eq "groups coscheduled before the suites" "$(coscheduled_groups)" ""
 t0=$(date +%s)
 # test_cpuset_prs.sh runs alone, in 73-peer-cpuset and 74-peer-cpuset-maxlevel
 # (60 cases with CPU hotplug: about 300 s under TCG, more than this boot's rest).
@@ -38,7 +32,7 @@ t0=$(date +%s)
 cmp=$("$P/peer-judge.sh" "$OUT" test_cpu test_core test_freezer test_kill cs_prctl_test)
 rc=$?
 secs=$(($(date +%s) - t0))
-check_eq "groups coscheduled after the suites" "$(coscheduled)" ""
+check_eq "groups coscheduled after the suites" "$(coscheduled_groups)" ""
 cp "$OUT" "$COSCHED_RESULTS/71-peer-results.txt" 2>/dev/null
 log "--- against the stock baseline"
 log "$cmp"

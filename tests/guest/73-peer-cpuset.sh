@@ -43,13 +43,7 @@ else
 fi
 check_eq "core scheduling held on from boot (corehold)" "$([[ $hold == held* ]] && echo yes || echo "no: $hold")" yes
 
-# coscheduled: the groups with a non-zero cpu.scheduled.
-coscheduled() {
-	find /sys/fs/cgroup -name cpu.scheduled 2>/dev/null | while read -r f; do
-		[ "$(cat "$f" 2>/dev/null)" = 0 ] || echo "${f%/cpu.scheduled}"
-	done | paste -sd' '
-}
-check_eq "groups coscheduled before the script" "$(coscheduled)" ""
+check_eq "groups coscheduled before the script" "$(coscheduled_groups)" ""
 
 # The cases the script holds: the lines of its TEST_MATRIX.
 ncases=$(awk '/^TEST_MATRIX=\(/ { m = 1; next } m && /^\)/ { m = 0 } m && /^[[:space:]]*"/ { n++ } END { print n + 0 }' "$SCRIPT" 2>/dev/null)
@@ -84,7 +78,7 @@ else
 fi
 check_eq "CPUs offline afterwards" "$(cat /sys/devices/system/cpu/offline)" ""
 check_eq "its cgroup left afterwards" "$(ls -d "$(mount -t cgroup2 | awk '{ print $3; exit }')/test" 2>/dev/null)" ""
-check_eq "groups coscheduled after the script" "$(coscheduled)" ""
+check_eq "groups coscheduled after the script" "$(coscheduled_groups)" ""
 
 # What stock gave: a failed case exits 1, so stock's exits say whether it
 # failed any case in the boots recorded.

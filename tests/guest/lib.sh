@@ -149,6 +149,14 @@ schedstats_set() {
 	set_restore "$f" "$1" && log "# $f := $1 for this test (was ${RESTORE_VALUES[-1]}; a runtime static-key flip)"
 }
 
+# coscheduled_groups: the groups whose cpu.scheduled is not 0, on one line
+# (the peer suites must leave none behind).
+coscheduled_groups() {
+	find /sys/fs/cgroup -name cpu.scheduled 2>/dev/null | while read -r f; do
+		[ "$(cat "$f" 2>/dev/null)" = 0 ] || echo "${f%/cpu.scheduled}"
+	done | paste -sd' '
+}
+
 # corehold_state: what the guest runner's corehold does in this boot
 # ("off" with cosched.corehold=0, else its pid), and whether it runs.
 corehold_state() {
