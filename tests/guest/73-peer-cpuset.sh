@@ -2,7 +2,7 @@
 # timeout: 360
 # boot: cosched_max_level=0
 # Issue 12 point 1's test_cpuset: the kernel's own test_cpuset_prs.sh
-# (cpuset partition roots: 60 state-transition cases, most of them with
+# (cpuset partition roots: 60 state-transition cases, 25 of them with
 # CPUs going offline and back, then isolated partitions and inotify) on
 # the patched kernel with the feature unused, cosched_max_level=0, core
 # scheduling held on from boot by corehold as in the stock baseline.
@@ -77,7 +77,7 @@ else
 	check_eq "CPUs all online when it ended" "$(awk '$2 == "(cpus-online)" { print $3 }' "$OUT")" pass
 fi
 check_eq "CPUs offline afterwards" "$(cat /sys/devices/system/cpu/offline)" ""
-check_eq "its cgroup left afterwards" "$(ls -d "$(mount -t cgroup2 | awk '{ print $3; exit }')/test" 2>/dev/null)" ""
+check_eq "its cgroup left afterwards" "$(ls -d "$CG/test" 2>/dev/null)" ""
 check_eq "groups coscheduled after the script" "$(coscheduled_groups)" ""
 
 # What stock gave: a failed case exits 1, so stock's exits say whether it

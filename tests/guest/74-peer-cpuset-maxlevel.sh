@@ -2,7 +2,7 @@
 # timeout: 360
 # boot: cosched_max_level=8
 # Issue 12 point 2's test_cpuset: 73-peer-cpuset's body (the kernel's
-# test_cpuset_prs.sh, every case must pass and the script run to its end)
+# test_cpuset_prs.sh, bounded: every case it reaches must pass)
 # with coscheduling enabled at its highest level (cosched_max_level=8,
 # clamped to the highest level the kernel implements) and nothing
 # coscheduled.  Partition roots rebuild the scheduling domains and the

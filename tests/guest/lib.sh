@@ -152,7 +152,7 @@ schedstats_set() {
 # coscheduled_groups: the groups whose cpu.scheduled is not 0, on one line
 # (the peer suites must leave none behind).
 coscheduled_groups() {
-	find /sys/fs/cgroup -name cpu.scheduled 2>/dev/null | while read -r f; do
+	find "$CG" -name cpu.scheduled 2>/dev/null | while read -r f; do
 		[ "$(cat "$f" 2>/dev/null)" = 0 ] || echo "${f%/cpu.scheduled}"
 	done | paste -sd' '
 }
