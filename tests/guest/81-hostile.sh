@@ -1,10 +1,10 @@
 #!/bin/bash
 # timeout: 600
-# (A guard against a hang, not a measure: alone in its boot the test took
-# 210 and 225 s on 2026-12-06, and 240 s ran out once when the host was
-# busier; 960 concurrent writes take 41-46 s of it.  In full runs it took
-# 194-308 s, and 392 s of 420 on 2026-12-07 with every test of its boot
-# 20-60% slower than in the run before.)
+# (A guard against a hang, not a measure: in full runs the test took
+# 194-392 s while each write forked 5-6 times and each concurrent write
+# once; alone in its boot on 2026-12-07 it took 127 s once the judged
+# writes forked only for schedw, and 82 s once the concurrent writes went
+# through schedw -p, 3200 of them in 3 s.)
 # Hostile input to cpu.scheduled (issue 12 point 4); 10-sched-file has the
 # basic values, this adds:
 #  - random writes (random bytes, and random strings of digits, signs,
@@ -17,9 +17,10 @@
 #  - bytes after a NUL, blanks, signs, leading zeros, page-sized writes;
 #  - a number written in parts (several write(2)s on one fd): each
 #    write(2) is parsed on its own, "1" then "5" is 1 then ERANGE, never 15;
-#  - 16 concurrent writers (flat group and nested groups, with tasks in
-#    them) and readers: only documented results, every writer reports,
-#    values read are always levels;
+#  - 16 concurrent writers of 200 writes each, started together (flat
+#    group and nested groups, with tasks in them) and a reader: only
+#    documented results, every writer reports every write, values read
+#    are always levels;
 #  - delegation: cgroup2 mounted with nsdelegate; a subtree chowned to an
 #    unprivileged user (directory, cgroup.procs, cgroup.subtree_control,
 #    cgroup.threads): the user coschedules groups inside it, cannot write
@@ -47,56 +48,64 @@ fi
 sleep 1000 & SLEEPER=$!
 echo "$SLEEPER" > "$T/H/cgroup.procs"
 
-# model STRING CURRENT: "RESULT VALUE-AFTER" per the documented parser.
+# The loop below forks only for schedw: under TCG a fork costs tens of
+# milliseconds, and a write judged through cat, a $(model) subshell and
+# a printf | cut pipeline took 5-6 of them (368 s for this test on a slow
+# host on 2026-12-07, most of it here).
+# current: the file's value, read without a fork, into $cur.
+current() { cur=; read -r cur < "$F" || true; }
+# model STRING CURRENT: "RESULT VALUE-AFTER" per the documented parser,
+# into $m.
 NUMRE=$'^\\+?([0-9]+)\n?$'
 model() {
 	local s=$1 cur=$2 v
-	if [ ${#s} -eq 0 ]; then echo "ok|EINVAL $cur"; return; fi
-	if [ ${#s} -gt 4096 ]; then echo "E2BIG $cur"; return; fi
+	if [ ${#s} -eq 0 ]; then m="ok|EINVAL $cur"; return; fi
+	if [ ${#s} -gt 4096 ]; then m="E2BIG $cur"; return; fi
 	if [[ $s =~ $NUMRE ]]; then
 		v=${BASH_REMATCH[1]}
 		v=${v#"${v%%[!0]*}"}; v=${v:-0}
 		if [ ${#v} -gt 10 ] || { [ ${#v} -eq 10 ] && [[ $v > 4294967295 ]]; }; then
-			echo "ERANGE $cur"
+			m="ERANGE $cur"
 		elif [ "$v" -gt "$MAX_LEVEL" ]; then
-			echo "ERANGE $cur"
+			m="ERANGE $cur"
 		else
-			echo "ok $v"
+			m="ok $v"
 		fi
 	else
-		echo "EINVAL $cur"
+		m="EINVAL $cur"
 	fi
 }
 total=0 right=0
 declare -A seen=()
 # judge SHOWN GOT EXPECTED-RESULT EXPECTED-VALUE
 judge() {
-	local now
-	now=$(cat "$F")
+	local cur
+	current
 	total=$((total + 1))
 	seen[$2]=$((${seen[$2]:-0} + 1))
-	if [[ $2 =~ ^($3)$ ]] && [ "$now" = "$4" ]; then
+	if [[ $2 =~ ^($3)$ ]] && [ "$cur" = "$4" ]; then
 		right=$((right + 1))
 	else
-		fail "write $1: $2, reads $now (model: $3, $4)"
+		fail "write $1: $2, reads $cur (model: $3, $4)"
 	fi
 }
 # try [-e] VALUE: one write, judged.  With -e, VALUE has C escapes.
 try() {
-	local esc= raw=$1 s cur m got
-	cur=$(cat "$F")
+	local esc= raw=$1 s cur m got shown
+	current
 	if [ "$1" = -e ]; then
 		# The kernel's copy of the bytes ends at the first NUL.
 		esc=-e raw=$2
-		s=$(printf '%b' "${raw%%\\x00*}x"); s=${s%x}
-		m=$(model "$s" "$cur")
+		printf -v s '%b' "${raw%%\\x00*}x"; s=${s%x}
+		model "$s" "$cur"
 		[ -n "$s" ] || m="EINVAL $cur"
 	else
 		s=$1
-		m=$(model "$s" "$cur")
+		model "$s" "$cur"
 	fi
 	got=$(schedw $esc "$F" "$raw")
-	judge "$(printf '%q' "$raw" | cut -c1-60)" "$got" "${m% *}" "${m##* }"
+	printf -v shown '%q' "$raw"
+	judge "${shown:0:60}" "$got" "${m% *}" "${m##* }"
 }
 
 log "# --- chosen values"
@@ -154,28 +163,38 @@ sleep 1000 & S3=$!; echo "$S3" > "$T/CW/n1/side/cgroup.procs"
 NEST=ok
 [ "$MAX_LEVEL" -gt 1 ] && NEST="ok|EINVAL|EBUSY"
 mkdir "$WORK/cw"
+mkfifo "$WORK/cw/never"
+exec 7<> "$WORK/cw/never"	# never written: read -t on it sleeps without a fork
+WRITES=200	# per writer
+# Each writer draws its writes, then waits for the others and does them
+# all with one schedw -p (one open and write(2) per write): the 16 bursts
+# overlap, and a write costs no fork.
 writer() { # ID GROUP...
-	local id=$1 n=0 bad=0 g v r want
+	local id=$1 n bad=0 g v r want i=0 args=() wants=() shown=()
 	shift
 	RANDOM=$((SEED + id))
-	for ((n = 0; n < 60; n++)); do
+	for ((n = 0; n < WRITES; n++)); do
 		g=$1; [ $# -gt 1 ] && ((RANDOM % 2)) && g=$2
 		case $((RANDOM % 4)) in
 		0) v=abc; want=EINVAL ;;
 		1) v=$((MAX_LEVEL + 1 + RANDOM % 3)); want=ERANGE ;;
-		*) v=$((RANDOM % (MAX_LEVEL + 1))); want=ok
-		   want=$NEST ;;
+		*) v=$((RANDOM % (MAX_LEVEL + 1))); want=$NEST ;;
 		esac
-		r=$(schedw "$T/$g/cpu.scheduled" "$v")
-		[[ $r =~ ^($want)$ ]] || { bad=$((bad + 1)); echo "writer $id: $g '$v': $r (want $want)" >> "$WORK/cw/unexpected"; }
+		args+=("$T/$g/cpu.scheduled" "$v") wants+=("$want") shown+=("$g '$v'")
 	done
-	echo "$n $bad" > "$WORK/cw/w$id"
+	: > "$WORK/cw/ready$id"
+	until [ -e "$WORK/cw/go" ]; do read -r -t 0.01 -u 7; done
+	while read -r r; do
+		[[ $r =~ ^(${wants[i]})$ ]] || { bad=$((bad + 1)); echo "writer $id: ${shown[i]}: $r (want ${wants[i]})" >> "$WORK/cw/unexpected"; }
+		i=$((i + 1))
+	done < <(schedw -p "${args[@]}")
+	echo "$i $bad" > "$WORK/cw/w$id"
 }
 reader() { # ID
 	local n=0 bad=0 g v
 	while [ ! -e "$WORK/cw/stop" ]; do
 		for g in CW CW/n1 CW/n1/n2; do
-			v=$(cat "$T/$g/cpu.scheduled")
+			v=; read -r v < "$T/$g/cpu.scheduled"
 			[[ $v =~ ^[0-9]+$ ]] && [ "$v" -le "$MAX_LEVEL" ] || { bad=$((bad + 1)); echo "reader: $g reads '$v'" >> "$WORK/cw/unexpected"; }
 			n=$((n + 1))
 		done
@@ -185,21 +204,23 @@ reader() { # ID
 pids=()
 for ((i = 0; i < 8; i++)); do writer $i CW & pids+=($!); done
 for ((i = 8; i < 16; i++)); do writer $i CW/n1 CW/n1/n2 & pids+=($!); done
+wait_until 60 '[ "$(ls "$WORK"/cw/ready* 2>/dev/null | wc -l)" = 16 ]' || fail "writers not ready after 60 s"
 reader 0 & rpid=$!
 t0=$SECONDS
+touch "$WORK/cw/go"
 wait "${pids[@]}"
 touch "$WORK/cw/stop"; wait $rpid
 secs=$((SECONDS - t0))
 nw=$(ls "$WORK"/cw/w* 2>/dev/null | wc -l)
 check_eq "concurrent writers that reported" "$nw" 16
-check_eq "concurrent writes" "$(cat "$WORK"/cw/w* | awk '{ s += $1 } END { print s + 0 }')" 960
+check_eq "concurrent writes" "$(cat "$WORK"/cw/w* | awk '{ s += $1 } END { print s + 0 }')" $((16 * WRITES))
 check_eq "reader reported" "$(ls "$WORK"/cw/r0 2>/dev/null | wc -l)" 1
 check_gt "reads during the writes" "$(awk '{ print $1 }' "$WORK/cw/r0" 2>/dev/null)" 0
 if [ -s "$WORK/cw/unexpected" ]; then
 	fail "$(wc -l < "$WORK/cw/unexpected") undocumented results under concurrency"
 	sort "$WORK/cw/unexpected" | uniq -c | head -10 | sed 's/^/#   /'
 else
-	pass "960 concurrent writes in $secs s: only documented results; values read always levels"
+	pass "$((16 * WRITES)) concurrent writes in $secs s: only documented results; values read always levels"
 fi
 # Consistent afterwards: every group goes to 0 and back, tasks still there.
 for g in CW/n1/n2 CW/n1 CW; do check_eq "$g to 0 after the storm" "$(schedw "$T/$g/cpu.scheduled" 0)" ok; done
@@ -264,4 +285,4 @@ check_eq "cgroupns: group below the namespace root" "$(sed -n 's/^inside //p' <<
 check_eq "cgroupns: move out of the namespace" "$(sed -n 's/^escape //p' <<< "$out")" ENOENT
 check_eq "D/c after the namespace writes" "$(cat "$D/c/cpu.scheduled") $(cat "$D/c/sub/cpu.scheduled")" "1 0"
 
-finish "hostile writes $right/$total as documented (seed $SEED), parts ok, 960 concurrent writes documented, delegation: inside ok, root/outside EACCES, nsroot EPERM"
+finish "hostile writes $right/$total as documented (seed $SEED), parts ok, $((16 * WRITES)) concurrent writes documented, delegation: inside ok, root/outside EACCES, nsroot EPERM"

@@ -9,10 +9,15 @@
  *   schedw -s FILE V1 V2...  one open, then one write(2) per value on
  *                         that one file descriptor (a number written in
  *                         parts); one result line per value
+ *   schedw -p FILE1 V1 FILE2 V2...  pairs: for each, open FILE, one
+ *                         write(2) of V, close; one result line per pair
+ *                         (many writes for one fork: under TCG a fork
+ *                         costs more than the write it would wrap)
  *
  * Prints "ok" and exits 0 when write(2) took every byte; otherwise prints
  * the errno name (EINVAL, ERANGE, ENOENT, ...) or "short N/M" and exits 1
- * (-s: exit 1 if any write failed).  Options combine (-s -e -n).
+ * (-s, -p: exit 1 if any write failed).  Options combine (-s or -p with
+ * -e -n).
  * Usage errors exit 2.  The file is opened without O_CREAT or O_TRUNC, so a
  * missing cgroup file is reported as ENOENT rather than created.
  */
@@ -94,24 +99,51 @@ static int write_one(int fd, const char *value, int newline, int escapes)
 	return ret;
 }
 
+/* -p: open, write and close each FILE VALUE pair in turn. */
+static int write_pairs(int npairs, char **pairs, int newline, int escapes)
+{
+	int fd, i, ret = 0;
+
+	for (i = 0; i < npairs; i++) {
+		fflush(stdout);
+		fd = open(pairs[2 * i], O_WRONLY);
+		if (fd < 0) {
+			printf("%s\n", errname(errno));
+			ret = 1;
+			continue;
+		}
+		if (write_one(fd, pairs[2 * i + 1], newline, escapes))
+			ret = 1;
+		close(fd);
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
-	int newline = 0, escapes = 0, seq = 0, fd, i, ret = 0;
+	int newline = 0, escapes = 0, seq = 0, pairs = 0, fd, i, ret = 0;
 
-	while (argc > 1 && argv[1][0] == '-' && argv[1][1] && !argv[1][2] && strchr("nes", argv[1][1])) {
+	while (argc > 1 && argv[1][0] == '-' && argv[1][1] && !argv[1][2] && strchr("nesp", argv[1][1])) {
 		if (argv[1][1] == 'n')
 			newline = 1;
 		else if (argv[1][1] == 'e')
 			escapes = 1;
-		else
+		else if (argv[1][1] == 's')
 			seq = 1;
+		else
+			pairs = 1;
 		argv++;
 		argc--;
 	}
-	if (seq ? argc < 3 : argc != 3) {
-		fprintf(stderr, "usage: schedw [-n] [-e] FILE VALUE | schedw -s [-n] [-e] FILE VALUE...\n");
+	if (seq && pairs)
+		argc = 0;	/* one or the other */
+	if (pairs ? argc < 3 || argc % 2 == 0 : seq ? argc < 3 : argc != 3) {
+		fprintf(stderr, "usage: schedw [-n] [-e] FILE VALUE | schedw -s [-n] [-e] FILE VALUE...\n"
+				"       schedw -p [-n] [-e] FILE VALUE [FILE VALUE]...\n");
 		return 2;
 	}
+	if (pairs)
+		return write_pairs((argc - 1) / 2, argv + 1, newline, escapes);
 	fd = open(argv[1], O_WRONLY);
 	if (fd < 0) {
 		printf("%s\n", errname(errno));

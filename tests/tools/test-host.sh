@@ -324,8 +324,16 @@ out=$("$SCHEDW" -s "$tmp/f" 1 0); rc=$?
 [ "$(echo $out)" = "ok ok" ] && [ $rc -eq 0 ] && [ "$(head -c 2 "$tmp/f")" = 10 ] && ok schedw-sequence "-s: two writes on one fd" || bad schedw-sequence "$out rc=$rc"
 out=$("$SCHEDW" -s /dev/full 1 0); rc=$?
 [ "$(echo $out)" = "ENOSPC ENOSPC" ] && [ $rc -eq 1 ] && ok schedw-sequence-errors "-s: one result per write, exit 1" || bad schedw-sequence-errors "$out rc=$rc"
+# -p: pairs, each file opened anew (a write lands at offset 0, without
+# truncation), one result per pair, a failed open or write does not stop it.
+: > "$tmp/f"; : > "$tmp/g"
+out=$("$SCHEDW" -p "$tmp/f" 12 "$tmp/missing/file" 1 /dev/full 1 "$tmp/g" 3 "$tmp/f" 4); rc=$?
+[ "$(echo $out)" = "ok ENOENT ENOSPC ok ok" ] && [ $rc -eq 1 ] && [ "$(cat "$tmp/f") $(cat "$tmp/g")" = "42 3" ] &&
+	ok schedw-pairs "-p: one open and write per pair, every pair reported, exit 1" || bad schedw-pairs "$out rc=$rc $(cat "$tmp/f" "$tmp/g")"
 "$SCHEDW" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok schedw-usage "no arguments: exit 2" || bad schedw-usage "rc=$rc"
+"$SCHEDW" -p "$tmp/f" 1 "$tmp/g" > /dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] && ok schedw-pairs-usage "-p with an odd count: exit 2" || bad schedw-pairs-usage "rc=$rc"
 
 # gangbench: both workloads make progress and end on their own (a side
 # blocked in read() must see the stop); bad command lines exit 1.
