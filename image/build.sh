@@ -4,6 +4,11 @@
 # project's daemon, units, config, test tools and guest tests.  The ext4
 # image is made by mkfs.ext4 -d: no root mounts, no loop devices.
 # Output: $COSCHED_CACHE/out/rootfs.img
+#
+#   image/build.sh          the image
+#   image/build.sh --base   only the cached base rootfs (tests/run.sh makes
+#                           it while the host tests run and the kernel
+#                           builds)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +31,7 @@ if [ ! -e "$BASE/.cosched-complete" ]; then
 	touch "$BASE/.cosched-complete"
 	echo "image: base rootfs done in $(($(date +%s) - t0)) s"
 fi
+[ "${1:-}" != --base ] || exit 0
 
 # A fresh copy of the base for every build, so nothing stale survives.
 rsync -a --delete --exclude=/.cosched-complete "$BASE/" "$STAGE/"

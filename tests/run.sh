@@ -61,6 +61,8 @@ known_failure() {
 phase_start() { phase_name=$1; phase_t0=$(date +%s); echo "--- $1"; }
 phase_end() { phases+=("$phase_name $(($(date +%s) - phase_t0)) s"); }
 finish() {
+	# (a kernel build that failed leaves the base rootfs job running)
+	[ -z "${base_pid:-}" ] || wait "$base_pid" 2>/dev/null
 	echo "--- phase times: $(IFS=,; echo "${phases[*]}" | sed 's/,/, /g')"
 	echo "--- results and guest kernel logs: $RESULTS"
 	[ "$known" -eq 0 ] || echo "--- $known known failures (XFAIL above, tracked in tests/known-failures)"
@@ -72,6 +74,14 @@ finish() {
 phase_start deps
 "$TOP/scripts/deps.sh" || { result FAIL setup/deps "apt-get failed"; phase_end; finish; }
 phase_end
+
+# The image's base rootfs (debootstrap, 90 s cold, much of it fetching
+# packages) is made while the host tests run and the kernel builds; the
+# image phase waits for it.
+if [ "${GUEST:-1}" = 1 ]; then
+	"$TOP/image/build.sh" --base > "$RESULTS/image-base.out" 2>&1 &
+	base_pid=$!
+fi
 
 # Host unit tests: every suite prints "PASS name" / "FAIL name" lines.
 if [ "${HOST:-1}" = 1 ]; then
@@ -113,6 +123,8 @@ if [ "$KERNEL" = patched ]; then
 fi
 
 phase_start image
+wait $base_pid || echo "note: the base rootfs made during the kernel build failed (see $RESULTS/image-base.out); trying again"
+cat "$RESULTS/image-base.out"
 if ! "$TOP/image/build.sh" 2>&1 | tee "$RESULTS/image-build.out"; then
 	result FAIL setup/image "$(tail -1 "$RESULTS/image-build.out")"
 	phase_end; finish
