@@ -68,8 +68,19 @@ test)
 	pid=$!
 	start=$(date +%s)
 	verdict=ok
+	# QEMU's CPU time every 10 s (seconds since start, user and system
+	# clock ticks of all its vCPU threads): how busy the host was, test
+	# by test, next to the console's "at N s up" lines.
+	tick=$(getconf CLK_TCK)
+	echo "# seconds utime stime (ticks of 1/$tick s)" > "$RUNDIR/qemu-cpu"
+	sample=0
 	while kill -0 $pid 2>/dev/null; do
 		now=$(($(date +%s) - start))
+		if [ "$now" -ge $sample ] && read -r -a st < /proc/$pid/stat 2>/dev/null; then
+			# (fields 14 and 15; the name in field 2 has no blanks)
+			echo "$now ${st[13]} ${st[14]}" >> "$RUNDIR/qemu-cpu"
+			sample=$((now + 10))
+		fi
 		# Not anchored: the serial console's root shell prompt can
 		# land on the same line first (a healthy guest was killed
 		# so, at 480 s, in the middle of its tests).
