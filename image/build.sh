@@ -66,11 +66,7 @@ cp -a "$CACHE/out/selftests" "$T/selftests"
 [ ! -d "$TOP/tests/peer-baseline" ] || cp -a "$TOP/tests/peer-baseline" "$T/peer-baseline"
 cp -a "$TOP"/tests/guest/. "$T/guest/"
 install -m 0755 "$HERE/guest/cosched-guest-run" "$HERE/guest/cosched-demo" "$T/"
-install -m 0644 "$HERE/guest/cosched-guest.service" "$HERE/guest/cosched-corehold.service" \
-	"$STAGE/etc/systemd/system/"
-mkdir -p "$STAGE/etc/systemd/system/sysinit.target.wants"
-ln -sf ../cosched-corehold.service \
-	"$STAGE/etc/systemd/system/sysinit.target.wants/cosched-corehold.service"
+install -m 0644 "$HERE/guest/cosched-guest.service" "$STAGE/etc/systemd/system/"
 ln -sf ../cosched-guest.service \
 	"$STAGE/etc/systemd/system/multi-user.target.wants/cosched-guest.service"
 mkdir -p "$STAGE/etc/profile.d"
