@@ -124,6 +124,7 @@ fi
 
 phase_start image
 wait $base_pid || echo "note: the base rootfs made during the kernel build failed (see $RESULTS/image-base.out); trying again"
+base_pid=
 cat "$RESULTS/image-base.out"
 if ! "$TOP/image/build.sh" 2>&1 | tee "$RESULTS/image-build.out"; then
 	result FAIL setup/image "$(tail -1 "$RESULTS/image-build.out")"

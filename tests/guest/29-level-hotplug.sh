@@ -166,8 +166,7 @@ judge() {
 }
 
 declare -A OV MOVED AWAY
-mkfifo "$WORK/fifo"
-exec 7<> "$WORK/fifo"	# never written: read -t on it sleeps without a fork
+nap_fd
 cg_create G; cg_cpus G 0-3
 cg_create P; cg_cpus P 0-3
 for c in 0 1 2 3; do

@@ -113,8 +113,7 @@ spawn() {
 randlevel() { echo $((RANDOM % (MAX_LEVEL + 1))); }
 
 # --- the workers -------------------------------------------------------
-mkfifo "$WORK/fifo"
-exec 7<> "$WORK/fifo"	# never written: read -t on it sleeps without a fork
+nap_fd
 pool_task() { # KIND
 	local n=0
 	echo "$BASHPID" > "$WORK/pool.$WNAME"

@@ -163,8 +163,7 @@ sleep 1000 & S3=$!; echo "$S3" > "$T/CW/n1/side/cgroup.procs"
 NEST=ok
 [ "$MAX_LEVEL" -gt 1 ] && NEST="ok|EINVAL|EBUSY"
 mkdir "$WORK/cw"
-mkfifo "$WORK/cw/never"
-exec 7<> "$WORK/cw/never"	# never written: read -t on it sleeps without a fork
+nap_fd
 WRITES=200	# per writer
 # Each writer draws its writes, then waits for the others and does them
 # all with one schedw -p (one open and write(2) per write): the 16 bursts

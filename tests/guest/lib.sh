@@ -149,6 +149,13 @@ schedstats_set() {
 	set_restore "$f" "$1" && log "# $f := $1 for this test (was ${RESTORE_VALUES[-1]}; a runtime static-key flip)"
 }
 
+# nap_fd: open fd 7 on a fifo nobody writes, so that "read -r -t SEC -u 7"
+# sleeps without a fork (under TCG a forked sleep costs more than a short
+# pause).  Once per test, before the loops that nap.
+nap_fd() {
+	mkfifo "$WORK/nap.fifo" && exec 7<> "$WORK/nap.fifo"
+}
+
 # coscheduled_groups: the groups whose cpu.scheduled is not 0, on one line
 # (the peer suites must leave none behind).
 coscheduled_groups() {

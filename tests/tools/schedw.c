@@ -135,9 +135,8 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-	if (seq && pairs)
-		argc = 0;	/* one or the other */
-	if (pairs ? argc < 3 || argc % 2 == 0 : seq ? argc < 3 : argc != 3) {
+	if ((seq && pairs) ||
+	    (pairs ? argc < 3 || argc % 2 == 0 : seq ? argc < 3 : argc != 3)) {
 		fprintf(stderr, "usage: schedw [-n] [-e] FILE VALUE | schedw -s [-n] [-e] FILE VALUE...\n"
 				"       schedw -p [-n] [-e] FILE VALUE [FILE VALUE]...\n");
 		return 2;
