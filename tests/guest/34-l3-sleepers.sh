@@ -20,7 +20,10 @@
 # test on the series without patch 32 (2026-12-07): the spinners ran 11.5%
 # and 11.2% of the window, waited up to 15.5 s (FAIL), corun's setup took
 # 55 s, and RCU's grace-period kthread waited 45 s (stall warning); with
-# it: 19.6% and 18.7%, 7.1 s, setup 14 s, kernel log clean.
+# its first version (the group charged at its runnable weight at the
+# decision that gave the turn): 19.6% and 18.7%, 7.1 s, setup 14 s,
+# kernel log clean; patch 32 as it is (charged at cpu.weight): 23.5% of
+# the window at worst, longest wait 3.45 s (run 20261207-155511).
 # levels/3/turn_us is 2 s, as in 31-l3-exclusion (why there), which is
 # what let a free turn last long.  corun's own parent, which ends the
 # set-up, is plain too: its setup time is printed (setup_us) and bounded
