@@ -222,6 +222,9 @@ static int rec_feed(struct rec *r, int64_t t, int cont)
 		/* The run may have extended up to the end of the window. */
 		if (r->open && near)
 			r->cur_e = r->win_end;
+		else if (prev && prev < r->win_end && !near)
+			/* Waiting when the window closed: count the part inside. */
+			rec_gap(r, r->win_end - (prev > r->win_start ? prev : r->win_start));
 		rec_close(r);
 		return 1;
 	}
@@ -570,6 +573,26 @@ static void st_recorder(void)
 	st_check(r.n == 2 && buf[0].s == 300 && buf[0].e == 310 &&
 		 buf[1].s == 700 && buf[1].e == 700,
 		 "recorder: late start / early end wrong (n=%zu)", r.n);
+
+	/* Waiting when the window closed: the wait counts up to its end. */
+	rec_init(&r, buf, 4, 50, 100, 1000);
+	const int64_t t4[] = { 90, 120, 150, 300, 5000 };
+
+	for (size_t k = 0; k < sizeof(t4) / sizeof(t4[0]); k++)
+		rec_feed(&r, t4[k], 0);
+	st_check(r.max_gap == 700 && r.gap_n[2] == 0 && r.gap_n[1] == 0 &&
+		 r.gap_n[0] == 2 && r.gap_t[0] == 850,
+		 "recorder: trailing wait: max gap %" PRId64 " want 700, %" PRIu64
+		 " gaps of %" PRId64 " want 2 of 850", r.max_gap, r.gap_n[0],
+		 r.gap_t[0]);
+
+	/* Never ran in the window: the whole window is one wait. */
+	rec_init(&r, buf, 4, 50, 100, 1000);
+	rec_feed(&r, 50, 0);
+	rec_feed(&r, 2000, 0);
+	st_check(r.n == 0 && r.max_gap == 900,
+		 "recorder: no run in the window: max gap %" PRId64 " want 900",
+		 r.max_gap);
 
 	/* Overflow: capacity 2, four segments -> last two merged, flagged. */
 	rec_init(&r, buf, 2, 50, 0, 1000);
