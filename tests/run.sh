@@ -168,8 +168,10 @@ if ! "$TOP/image/build.sh" 2>&1 | tee "$RESULTS/image-build.out"; then
 fi
 phase_end
 
-# Group the guest tests by their "# boot:" arguments and "# smp:" guest
-# shape (QEMU -smp, default in scripts/boot-guest.sh): one boot per group.
+# Group the guest tests by their "# boot:" arguments, "# smp:" guest shape
+# (QEMU -smp, default in scripts/boot-guest.sh) and "# parallel:" tag: one
+# boot per group.  The boots of groups with the same parallel tag run at
+# the same time, each in its own QEMU (tests/guest/README.md).
 declare -A groups=()
 order=()
 for f in "$TOP"/tests/guest/[0-9][0-9]-*.sh; do
@@ -179,7 +181,8 @@ for f in "$TOP"/tests/guest/[0-9][0-9]-*.sh; do
 	fi
 	boot=$(sed -n 's/^# boot: *//p' "$f" | head -1)
 	smp=$(sed -n 's/^# smp: *//p' "$f" | head -1)
-	key=${boot:-default}${smp:+|smp=$smp}
+	par=$(sed -n 's/^# parallel: *//p' "$f" | head -1)
+	key=${boot:-default}${smp:+|smp=$smp}${par:+|par=$par}
 	[ -n "${groups[$key]+x}" ] || order+=("$key")
 	groups[$key]+="${groups[$key]:+,}$name"
 done
@@ -194,23 +197,31 @@ boot_guest() {
 		"cosched.tests=$tests" $args ${SOAK:+cosched.soak=$SOAK} ${BOOT_ARGS:-}
 }
 
-phase_start "guest-$KERNEL"
-boot=0
-for key in "${order[@]}"; do
-	boot=$((boot + 1))
+# boot_setup N KEY: boot N of group KEY: its folder, kernel arguments,
+# guest shape, tests and time limit (dir, args, smp, par, tests, timeout).
+boot_setup() {
+	local key=$2 t l
+	boot=$1
 	dir=$RESULTS/boot$boot
-	args=${key%%|smp=*}
+	args=${key%%|*}
 	args=${args/#default/}
-	smp=
-	[[ $key == *'|smp='* ]] && smp=${key#*|smp=}
+	smp= par=
+	[[ $key == *'|smp='* ]] && { smp=${key#*|smp=}; smp=${smp%%|*}; }
+	[[ $key == *'|par='* ]] && par=${key#*|par=}
 	tests=${groups[$key]}
-	mkdir -p "$dir"
 	timeout=120
 	for t in ${tests//,/ }; do
 		l=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$TOP/tests/guest/$t.sh" | head -1)
 		timeout=$((timeout + ${l:-300} + ${SOAK:-0}))
 	done
-	echo "boot $boot: ${args:-default args}${BOOT_ARGS:+ $BOOT_ARGS}${smp:+ (-smp $smp)}: $tests"
+}
+
+# boot_run: the boot set up, booted again as long as it died in a way
+# that is TCG's, not the tests' (below); its results stay in $dir.
+boot_run() {
+	local try late first why
+	mkdir -p "$dir"
+	echo "boot $boot: ${args:-default args}${BOOT_ARGS:+ $BOOT_ARGS}${smp:+ (-smp $smp)}: $tests${par:+ (beside the other boots of '$par')}"
 	boot_guest
 	# Multi-threaded TCG sometimes runs a stale int3 left by the kernel's
 	# live text patching (static keys flipped by late initcalls, or by
@@ -262,6 +273,12 @@ for key in "${order[@]}"; do
 		boot_guest
 		try=$((try + 1))
 	done
+}
+
+# boot_report: the results of the boot set up, one line per test, and
+# its kernel log's.
+boot_report() {
+	local t line verdict detail listed why klog bad
 	if [ -e "$dir/error" ]; then
 		result FAIL "guest/boot$boot" "$(cat "$dir/error"); console: $dir/console.log"
 	fi
@@ -290,7 +307,41 @@ for key in "${order[@]}"; do
 	else
 		result PASS "guest/kernel-log-boot$boot" "clean: no warning, BUG, lockdep, Oops, hung task ($(cat "$dir/seconds" 2>/dev/null) s)"
 	fi
+}
+
+phase_start "guest-$KERNEL"
+declare -A bootno=() booted=()
+n=0
+for key in "${order[@]}"; do
+	n=$((n + 1))
+	bootno[$key]=$n
 done
-[ $boot -gt 0 ] || result FAIL guest/selection "no guest test matches TESTS='${TESTS:-}'"
+for key in "${order[@]}"; do
+	[ -z "${booted[$key]+x}" ] || continue
+	# This group, and every other with its parallel tag, at once.
+	batch=("$key")
+	if [[ $key == *'|par='* ]]; then
+		for k in "${order[@]}"; do
+			[ "$k" != "$key" ] && [[ $k == *"|par=${key#*|par=}" ]] && batch+=("$k")
+		done
+	fi
+	pids=()
+	for k in "${batch[@]}"; do
+		booted[$k]=1
+		boot_setup "${bootno[$k]}" "$k"
+		if [ ${#batch[@]} -gt 1 ]; then
+			boot_run &
+			pids+=($!)
+		else
+			boot_run
+		fi
+	done
+	[ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
+	for k in "${batch[@]}"; do
+		boot_setup "${bootno[$k]}" "$k"
+		boot_report
+	done
+done
+[ ${#order[@]} -gt 0 ] || result FAIL guest/selection "no guest test matches TESTS='${TESTS:-}'"
 phase_end
 finish

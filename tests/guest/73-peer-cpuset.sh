@@ -1,6 +1,7 @@
 #!/bin/bash
 # timeout: 360
 # boot: cosched_max_level=0
+# parallel: cpuset-prs
 # Issue 12 point 1's test_cpuset: the kernel's own test_cpuset_prs.sh
 # (cpuset partition roots: 60 state-transition cases, 25 of them with
 # CPUs going offline and back, then isolated partitions and inotify) on
@@ -15,6 +16,9 @@
 # script takes about 300 s on stock (median 294 s), too long to run twice
 # in make test, so it runs in a bounded form: it gets BOUND seconds (SOAK
 # seconds with SOAK=N, enough to end at 600) and is stopped there.
+# The script is one shell forking small commands: its guest keeps one
+# host core busy (QEMU at 52-54% of this 2-core host, 2026-12-07), so
+# this boot and 74's run at the same time ("# parallel: cpuset-prs").
 #  - every case it reached passed, and it reached at least FLOOR cases of
 #    the matrix (a hang or a deadlock in the first cases shows there; the
 #    boot's kernel-log check and the hung-task detector see the rest);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # timeout: 360
 # boot: cosched_max_level=8
+# parallel: cpuset-prs
 # Issue 12 point 2's test_cpuset: 73-peer-cpuset's body (the kernel's
 # test_cpuset_prs.sh, bounded: every case it reaches must pass)
 # with coscheduling enabled at its highest level (cosched_max_level=8,
