@@ -448,8 +448,14 @@ rec() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$REC/$1" 2>/dev/null; }
 # cosched_max_level=3, 13 hotplug cycles, 4 flip rounds, 19 moves and 15
 # churned groups in 150 s (2026-12-05), against 42-49, 14-19, 52-74 and
 # 40-56 at level 1.  Their floors are a third there: a stuck worker is
-# what the last-round check above catches.
-div=1
+# what the last-round check above catches.  At level 1 they are half:
+# the counts follow the host's speed, and on a slow host hour at level 1
+# (2026-12-07, a CI-like run) the stress made 21 moves, 5 flip rounds, 14
+# churned groups and 18 affinity changes, where that morning's runs made
+# 54, 14, 39 and 52; the full floors failed that run with no worker
+# stuck.  Cookies: 7-23 created at level 1 and 5-6 at level 3 in the runs
+# of 2026-12-07, against a floor of 5 then; now 3 and 2.
+div=2
 [ "$MAX_LEVEL" -gt 1 ] && div=3
 idle_end=
 slowest=
@@ -470,7 +476,7 @@ check_eq "churn tasks reaped (exit 7)" "$(rec churn task_reaped)" "$(rec churn t
 check_ge "forks" "$(rec forker forked)" 30
 check_eq "forks reaped (exit 7)" "$(rec forker reaped)" "$(rec forker forked)"
 check_ge "affinity changes" "$(rec affinity set.ok)" $((20 / div))
-check_ge "cookies created" "$(( $(rec cookies create.ok || echo 0) + 0 ))" 5
+check_ge "cookies created" "$(( $(rec cookies create.ok || echo 0) + 0 ))" $((6 / div))
 check_ge "hotplug cycles" "$(rec hotplug cycles)" "$((NCPU - 1))"
 for f in "$REC"/pool*; do
 	n=$(sed -n 's/.* iterations=\([0-9]*\).*/\1/p' "$f")
