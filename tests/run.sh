@@ -310,25 +310,22 @@ boot_report() {
 }
 
 phase_start "guest-$KERNEL"
-declare -A bootno=() booted=()
-n=0
-for key in "${order[@]}"; do
-	n=$((n + 1))
-	bootno[$key]=$n
-done
-for key in "${order[@]}"; do
-	[ -z "${booted[$key]+x}" ] || continue
-	# This group, and every other with its parallel tag, at once.
-	batch=("$key")
+# Boot N is group N of order; a group with a parallel tag boots together
+# with every later group of its tag (started marks those already booted).
+started=()
+for i in "${!order[@]}"; do
+	[ -z "${started[$i]:-}" ] || continue
+	key=${order[$i]}
+	batch=("$i")
 	if [[ $key == *'|par='* ]]; then
-		for k in "${order[@]}"; do
-			[ "$k" != "$key" ] && [[ $k == *"|par=${key#*|par=}" ]] && batch+=("$k")
+		for ((j = i + 1; j < ${#order[@]}; j++)); do
+			[[ ${order[$j]} == *"|par=${key#*|par=}" ]] && batch+=("$j")
 		done
 	fi
 	pids=()
-	for k in "${batch[@]}"; do
-		booted[$k]=1
-		boot_setup "${bootno[$k]}" "$k"
+	for j in "${batch[@]}"; do
+		started[$j]=1
+		boot_setup $((j + 1)) "${order[$j]}"
 		if [ ${#batch[@]} -gt 1 ]; then
 			boot_run &
 			pids+=($!)
@@ -337,8 +334,8 @@ for key in "${order[@]}"; do
 		fi
 	done
 	[ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
-	for k in "${batch[@]}"; do
-		boot_setup "${bootno[$k]}" "$k"
+	for j in "${batch[@]}"; do
+		boot_setup $((j + 1)) "${order[$j]}"
 		boot_report
 	done
 done
