@@ -55,15 +55,7 @@ for c in "${plain[@]}"; do
 done
 corun_run out --setup-timeout 60 --burst-us 100 --sleep-us 1000 "${args[@]}"
 
-runs=() gaps=()
-for c in "${plain[@]}"; do
-	runs+=("$(kv out task "p$c" run_pct_of_window)")
-	gaps+=("$(kv out task "p$c" max_gap_us)")
-done
-run=$(min "${runs[@]}")
-gap=$(max "${gaps[@]}")
-gap_s=$(awk -v g="${gap:-0}" 'BEGIN { printf "%.2f", g / 1e6 }')
-log "# plain spinners ran ${runs[*]}% of the window, longest waits ${gaps[*]} us"
+plain_worst out "${plain[@]}"
 log "# shares: A $(kv out group A share_pct)%, B $(kv out group B share_pct)%, P $(kv out group P share_pct)%; corun setup $(kv out run summary setup_us) us"
 check_ge "plain spinner run % of window (worst)" "$run" 10
 check_le "plain spinner longest wait, s (worst)" "$gap_s" 10

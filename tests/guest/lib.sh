@@ -387,6 +387,22 @@ kv() {
 				print substr($i, n + 1); exit } } }' "$WORK/$1"
 }
 
+# plain_worst OUT CPU...: the worst of the plain spinners p<CPU> in corun's
+# output OUT: sets run (the least run % of the window) and gap_s (the
+# longest wait, s), and logs each spinner's.
+plain_worst() {
+	local out=$1 c gap runs=() gaps=()
+	shift
+	for c in "$@"; do
+		runs+=("$(kv "$out" task "p$c" run_pct_of_window)")
+		gaps+=("$(kv "$out" task "p$c" max_gap_us)")
+	done
+	run=$(min "${runs[@]}")
+	gap=$(max "${gaps[@]}")
+	gap_s=$(awk -v g="${gap:-0}" 'BEGIN { printf "%.2f", g / 1e6 }')
+	log "# plain spinners ran ${runs[*]}% of the window, longest waits ${gaps[*]} us"
+}
+
 # num V: V rounded for the detail line (2 decimals), "?" if empty.
 num() { [ -n "${1:-}" ] && awk -v v="$1" 'BEGIN { printf "%.2f", v }' || echo "?"; }
 
