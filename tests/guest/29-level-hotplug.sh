@@ -38,7 +38,8 @@
 #     The floor says a task runs at all: g1, displaced to CPU 0 beside g0
 #     while CPU 1 is down, ran 4.65% and 4.99% of the window in two runs
 #     of 2026-12-07 (series patch 33: G's share 45.9% against P's 54.1%,
-#     their 1:1), 6.18% and 8.33% in two others; it was 5% before.  No co-run floor here:
+#     their 1:1), 6.18% and 8.33% in two others; it was 5% before.
+#     No co-run floor here:
 #     while CPU 1 is down G has 4 threads for 3 CPUs and cannot run all
 #     together.
 # Both: at least 2 offline-online cycles while corun ran, all CPUs online
